@@ -1,0 +1,35 @@
+package pql
+
+// Parse translates a PQL query into the AST PuppetDB builds, e.g.
+//
+//	events[certname]{ certname = "x" limit 1 }
+//
+// becomes
+//
+//	["from","events",["extract",["certname"],["=","certname","x"]],["limit",1]]
+//
+// as []any{"from", "events", []any{"extract", ...}, []any{"limit", jsonv.Number("1")}}.
+//
+// Errors, in the order PuppetDB detects them:
+//   - *ParseError: the query does not match the grammar;
+//   - *StringEscapeError: a double-quoted string is not a valid JSON string
+//     body (e.g. `"it\x27s"`);
+//   - *TransformError: an implicit subquery with more than one clause;
+//   - *ClauseError: limit, offset or order by given twice in one block.
+func Parse(q string) (any, error) {
+	q = sanitize(q)
+	p := newParser(q)
+	tree, ok := p.top()
+	if !ok {
+		return nil, newParseError(q, p.fail)
+	}
+	var r resolver
+	ast, err := r.resolve(tree)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.checkClauses(); err != nil {
+		return nil, err
+	}
+	return ast, nil
+}

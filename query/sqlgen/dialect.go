@@ -1,0 +1,32 @@
+// Package sqlgen renders a query.Plan as SQL text and arguments for a
+// Dialect. It imports no database driver: the storage packages implement
+// Dialect and execute the result.
+package sqlgen
+
+import "reportdb/query"
+
+// Dialect is what differs between the SQL databases reportdb runs on.
+type Dialect interface {
+	// Placeholder returns the n-th (1-based) bind parameter marker.
+	Placeholder(n int) string
+	// Regex returns a condition true when text expression col matches the
+	// regular expression bound at param (PostgreSQL ARE semantics).
+	Regex(col, param string) string
+	// PathContains is true when the string-array column col contains the
+	// element bound at param.
+	PathContains(col, param string) string
+	// PathRegex is true when any element of the string-array column col
+	// matches the regular expression bound at param.
+	PathRegex(col, param string) string
+	// NotDistinct compares two expressions treating NULL as equal.
+	NotDistinct(a, b string) string
+	// ToChar renders to_char(expr, format) for a timestamp (Unix ms) or
+	// numeric expression.
+	ToChar(expr string, t query.Type, format string) string
+	// OrderKey returns the expression to sort a field by.
+	OrderKey(f *query.Field) string
+	// Bool converts a boolean argument for binding.
+	Bool(b bool) any
+	// LimitOffset renders the LIMIT/OFFSET clause (limit 0 = none).
+	LimitOffset(limit, offset string) string
+}

@@ -1,0 +1,303 @@
+package sqlgen
+
+import (
+	"fmt"
+	"strings"
+
+	"reportdb/query"
+)
+
+// Built is a rendered statement.
+type Built struct {
+	SQL  string
+	Args []any
+	// Columns describes how the result columns are encoded, in order; a
+	// column may consume more than one SQL result column (Width).
+	Columns []OutCol
+}
+
+// OutCol is one output key of a result row.
+type OutCol struct {
+	Name  string
+	Type  query.Type // type of the value (the field's, or of the function result)
+	Func  string
+	Width int // SQL result columns consumed: 1, or 2 for avg (sum, count) and blobs (data, hash)
+	// BlobSuffix is the href suffix of report blobs.
+	BlobSuffix string
+}
+
+type builder struct {
+	d    Dialect
+	args []any
+}
+
+func (b *builder) arg(v any) string {
+	if x, ok := v.(bool); ok {
+		v = b.d.Bool(x)
+	}
+	b.args = append(b.args, v)
+	return b.d.Placeholder(len(b.args))
+}
+
+// Select renders the rows query of a plan.
+func Select(d Dialect, p *query.Plan) (*Built, error) {
+	b := &builder{d: d}
+	sel, cols := b.selectList(p)
+	sql, err := b.statement(p, sel, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Built{SQL: sql, Args: b.args, Columns: cols}, nil
+}
+
+// Count renders a statement counting the rows the plan would return with
+// no limit or offset (X-Records).
+func Count(d Dialect, p *query.Plan) (*Built, error) {
+	b := &builder{d: d}
+	sel, _ := b.selectList(p)
+	inner, err := b.statement(p, sel, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Built{SQL: "SELECT COUNT(*) FROM (" + inner + ") cnt", Args: b.args}, nil
+}
+
+// statement renders SELECT ... FROM ... WHERE ... GROUP BY ... [ORDER BY ...
+// LIMIT ... OFFSET ...].
+func (b *builder) statement(p *query.Plan, sel string, paging bool) (string, error) {
+	var sb strings.Builder
+	sb.WriteString("SELECT ")
+	sb.WriteString(sel)
+	sb.WriteString(" FROM ")
+	sb.WriteString(b.from(p))
+	if p.Filter != nil {
+		w, err := b.expr(p.Filter)
+		if err != nil {
+			return "", err
+		}
+		sb.WriteString(" WHERE ")
+		sb.WriteString(w)
+	}
+	if len(p.GroupBy) > 0 {
+		sb.WriteString(" GROUP BY ")
+		for i, g := range p.GroupBy {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString(b.columnExpr(g))
+		}
+	}
+	if paging {
+		sb.WriteString(b.orderLimit(p.OrderBy, p.Limit, p.Offset))
+	}
+	return sb.String(), nil
+}
+
+func (b *builder) orderLimit(orders []query.Order, limit, offset int64) string {
+	var sb strings.Builder
+	if len(orders) > 0 {
+		sb.WriteString(" ORDER BY ")
+		for i, o := range orders {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			if o.Column != nil {
+				sb.WriteString(o.Column.Name)
+			} else {
+				sb.WriteString(b.d.OrderKey(o.Field))
+			}
+			nullable := o.Column == nil && !o.Field.NotNull
+			switch {
+			case o.Desc && nullable:
+				sb.WriteString(" DESC NULLS FIRST")
+			case o.Desc:
+				sb.WriteString(" DESC")
+			case nullable:
+				sb.WriteString(" ASC NULLS LAST")
+			}
+		}
+	}
+	if limit > 0 || offset > 0 {
+		l, o := "", ""
+		if limit > 0 {
+			l = b.arg(limit)
+		}
+		if offset > 0 {
+			o = b.arg(offset)
+		}
+		sb.WriteString(b.d.LimitOffset(l, o))
+	}
+	return sb.String()
+}
+
+func (b *builder) from(p *query.Plan) string {
+	if p.Distinct == nil {
+		return p.Entity.From
+	}
+	// distinct_resources: keep only the events that are the newest of
+	// their (certname, type, title, property, name) within the window.
+	w := p.Distinct
+	cond := fmt.Sprintf("e2.timestamp >= %s AND e2.timestamp <= %s", b.arg(w.Start), b.arg(w.End))
+	if p.DistinctLatest != nil {
+		cond += " AND " + latestSQL("e2.report_id", *p.DistinctLatest)
+	}
+	return "resource_events e JOIN reports r ON r.id = e.report_id JOIN (" +
+		"SELECT r2.certname AS certname, e2.resource_type AS resource_type, e2.resource_title AS resource_title, " +
+		"e2.property AS property, e2.name AS name, MAX(e2.timestamp) AS ts " +
+		"FROM resource_events e2 JOIN reports r2 ON r2.id = e2.report_id WHERE " + cond +
+		" GROUP BY r2.certname, e2.resource_type, e2.resource_title, e2.property, e2.name) d " +
+		"ON d.certname = r.certname AND d.resource_type = e.resource_type AND d.resource_title = e.resource_title AND " +
+		b.d.NotDistinct("d.property", "e.property") + " AND " + b.d.NotDistinct("d.name", "e.name") +
+		" AND d.ts = e.timestamp"
+}
+
+func latestSQL(col string, latest bool) string {
+	if latest {
+		return col + " IN (SELECT latest_report_id FROM certnames WHERE latest_report_id IS NOT NULL)"
+	}
+	return col + " NOT IN (SELECT latest_report_id FROM certnames WHERE latest_report_id IS NOT NULL)"
+}
+
+// selectList renders the projection and describes its output columns.
+func (b *builder) selectList(p *query.Plan) (string, []OutCol) {
+	var parts []string
+	var cols []OutCol
+	if p.Columns == nil {
+		for _, name := range p.Entity.Output {
+			fld := p.Entity.Field(name)
+			s, c := b.fieldColumn(p.Entity, fld)
+			parts = append(parts, s)
+			cols = append(cols, c)
+		}
+		return strings.Join(parts, ", "), cols
+	}
+	for _, c := range p.Columns {
+		if !c.IsFunc() {
+			s, oc := b.fieldColumn(p.Entity, c.Field)
+			oc.Name = c.Name
+			parts = append(parts, s)
+			cols = append(cols, oc)
+			continue
+		}
+		oc := OutCol{Name: c.Name, Func: c.Func, Width: 1}
+		switch c.Func {
+		case "count":
+			oc.Type = query.Number
+			if c.Field == nil {
+				parts = append(parts, "COUNT(*)")
+			} else {
+				parts = append(parts, "COUNT("+c.Field.SQL+")")
+			}
+		case "sum":
+			oc.Type = query.Number
+			parts = append(parts, "SUM("+c.Field.SQL+")")
+		case "avg":
+			oc.Type, oc.Width = query.Number, 2
+			parts = append(parts, "SUM("+c.Field.SQL+"), COUNT("+c.Field.SQL+")")
+		case "min", "max":
+			oc.Type = c.Field.Type
+			parts = append(parts, strings.ToUpper(c.Func)+"("+c.Field.SQL+")")
+		case "to_string":
+			oc.Type = query.String
+			parts = append(parts, b.columnExpr(c))
+		}
+		cols = append(cols, oc)
+	}
+	return strings.Join(parts, ", "), cols
+}
+
+func (b *builder) fieldColumn(e *query.Entity, fld *query.Field) (string, OutCol) {
+	oc := OutCol{Name: fld.Name, Type: fld.Type, Width: 1}
+	if fld.Type == query.Blob {
+		oc.Width, oc.BlobSuffix = 2, fld.BlobSuffix
+		return fld.SQL + ", r.hash", oc
+	}
+	return fld.SQL, oc
+}
+
+// columnExpr renders a plain field or a to_string call (for GROUP BY).
+func (b *builder) columnExpr(c query.Column) string {
+	if c.Func == "to_string" {
+		return b.d.ToChar(c.Field.SQL, c.Field.Type, b.arg(c.Format))
+	}
+	return c.Field.SQL
+}
+
+func (b *builder) expr(x query.Expr) (string, error) {
+	switch x := x.(type) {
+	case query.And:
+		return b.join(x.Args, " AND ")
+	case query.Or:
+		return b.join(x.Args, " OR ")
+	case query.Not:
+		s, err := b.expr(x.X)
+		if err != nil {
+			return "", err
+		}
+		return "NOT (" + s + ")", nil
+	case query.Cmp:
+		if x.Field.Type == query.Path {
+			return b.d.PathContains(x.Field.SQL, b.arg(x.Value)), nil
+		}
+		return x.Field.SQL + " " + x.Op + " " + b.arg(x.Value), nil
+	case query.Match:
+		if x.Field.Type == query.Path {
+			return b.d.PathRegex(x.Field.SQL, b.arg(x.Pattern)), nil
+		}
+		return "(" + x.Field.SQL + " IS NOT NULL AND " + b.d.Regex(x.Field.SQL, b.arg(x.Pattern)) + ")", nil
+	case query.IsNull:
+		if x.Null {
+			return x.Field.SQL + " IS NULL", nil
+		}
+		return x.Field.SQL + " IS NOT NULL", nil
+	case query.InValues:
+		ps := make([]string, len(x.Values))
+		for i, v := range x.Values {
+			ps[i] = b.arg(v)
+		}
+		return x.Field.SQL + " IN (" + strings.Join(ps, ", ") + ")", nil
+	case query.InQuery:
+		sub := x.Sub
+		parts := make([]string, len(sub.Columns))
+		for i, c := range sub.Columns {
+			parts[i] = c.Field.SQL
+		}
+		inner, err := b.statement(sub, strings.Join(parts, ", "), true)
+		if err != nil {
+			return "", err
+		}
+		if len(x.Fields) == 1 {
+			return x.Fields[0].SQL + " IN (" + inner + ")", nil
+		}
+		locals := make([]string, len(x.Fields))
+		for i, f := range x.Fields {
+			locals[i] = f.SQL
+		}
+		return "(" + strings.Join(locals, ", ") + ") IN (" + inner + ")", nil
+	case query.LatestReport:
+		return latestSQL(x.Field.SQL, x.Latest), nil
+	case query.NodeState:
+		if x.Active {
+			return x.Certname + " IN (SELECT certname FROM certnames WHERE deactivated IS NULL AND expired IS NULL)", nil
+		}
+		return x.Certname + " IN (SELECT certname FROM certnames WHERE deactivated IS NOT NULL OR expired IS NOT NULL)", nil
+	case query.Const:
+		if x.Value {
+			return "1 = 1", nil
+		}
+		return "1 = 0", nil
+	}
+	return "", fmt.Errorf("sqlgen: unknown expression %T", x)
+}
+
+func (b *builder) join(xs []query.Expr, sep string) (string, error) {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		s, err := b.expr(x)
+		if err != nil {
+			return "", err
+		}
+		parts[i] = s
+	}
+	return "(" + strings.Join(parts, sep) + ")", nil
+}
