@@ -1,0 +1,66 @@
+package sqlite
+
+import (
+	"reportdb/query"
+)
+
+// Dialect renders SQL for SQLite. Regular expressions, containment-path
+// ordering and to_char are Go functions registered on every connection
+// (functions.go).
+type Dialect struct{}
+
+// Placeholder implements sqlgen.Dialect.
+func (Dialect) Placeholder(int) string { return "?" }
+
+// Regex implements sqlgen.Dialect.
+func (Dialect) Regex(col, param string) string { return "regexp(" + param + ", " + col + ")" }
+
+// PathContains implements sqlgen.Dialect (paths are stored as JSON arrays).
+func (Dialect) PathContains(col, param string) string {
+	return "EXISTS (SELECT 1 FROM json_each(" + col + ") WHERE value = " + param + ")"
+}
+
+// PathRegex implements sqlgen.Dialect.
+func (Dialect) PathRegex(col, param string) string {
+	return "EXISTS (SELECT 1 FROM json_each(" + col + ") WHERE regexp(" + param + ", value))"
+}
+
+// NotDistinct implements sqlgen.Dialect.
+func (Dialect) NotDistinct(a, b string) string { return a + " IS " + b }
+
+// ToChar implements sqlgen.Dialect.
+func (Dialect) ToChar(expr string, t query.Type, format string) string {
+	if t == query.Timestamp {
+		return "to_char_ts(" + expr + ", " + format + ")"
+	}
+	return "to_char_num(" + expr + ", " + format + ")"
+}
+
+// OrderKey implements sqlgen.Dialect: containment paths sort element-wise
+// like PostgreSQL arrays.
+func (Dialect) OrderKey(f *query.Field) string {
+	if f.Type == query.Path {
+		return "pathkey(" + f.SQL + ")"
+	}
+	return f.SQL
+}
+
+// Bool implements sqlgen.Dialect.
+func (Dialect) Bool(b bool) any {
+	if b {
+		return int64(1)
+	}
+	return int64(0)
+}
+
+// LimitOffset implements sqlgen.Dialect.
+func (Dialect) LimitOffset(limit, offset string) string {
+	if limit == "" {
+		limit = "-1"
+	}
+	s := " LIMIT " + limit
+	if offset != "" {
+		s += " OFFSET " + offset
+	}
+	return s
+}

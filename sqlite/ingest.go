@@ -1,0 +1,164 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"reportdb"
+	"reportdb/jsonv"
+)
+
+const insertReport = `INSERT INTO reports (hash, certname, puppet_version, report_format,
+ configuration_version, start_time, end_time, producer_timestamp, receive_time, producer,
+ environment, status, noop, noop_pending, corrective_change, transaction_uuid, catalog_uuid,
+ code_id, job_id, cached_catalog_status, type, metrics, logs, resource_events)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ ON CONFLICT (hash) DO NOTHING`
+
+const insertEvent = `INSERT INTO resource_events (report_id, status, timestamp, resource_type,
+ resource_title, property, new_value, old_value, message, file, line, containment_path,
+ containing_class, name, corrective_change) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// StoreReports implements store.Backend.
+func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]reportdb.Outcome, []error, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tx.Rollback()
+	st, err := prepare(ctx, tx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.close()
+	outcomes := make([]reportdb.Outcome, len(reports))
+	errs := make([]error, len(reports))
+	for i, r := range reports {
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT report"); err != nil {
+			return nil, nil, err
+		}
+		outcomes[i], errs[i] = st.store(ctx, r)
+		if errs[i] != nil {
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT report"); err != nil {
+				return nil, nil, err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT report"); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, nil, err
+	}
+	return outcomes, errs, nil
+}
+
+type statements struct {
+	certname, report, event, env, latest *sql.Stmt
+}
+
+func prepare(ctx context.Context, tx *sql.Tx) (*statements, error) {
+	s := &statements{}
+	var err error
+	p := func(q string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var st *sql.Stmt
+		st, err = tx.PrepareContext(ctx, q)
+		return st
+	}
+	s.certname = p(`INSERT INTO certnames (certname) VALUES (?) ON CONFLICT (certname) DO NOTHING`)
+	s.report = p(insertReport)
+	s.event = p(insertEvent)
+	s.env = p(`INSERT INTO environments (name) VALUES (?) ON CONFLICT (name) DO NOTHING`)
+	s.latest = p(`UPDATE certnames SET latest_report_id = ?, latest_report_timestamp = ?
+		WHERE certname = ? AND (latest_report_timestamp IS NULL OR latest_report_timestamp < ?)`)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *statements) close() {
+	for _, st := range []*sql.Stmt{s.certname, s.report, s.event, s.env, s.latest} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+func (s *statements) store(ctx context.Context, r *reportdb.Report) (reportdb.Outcome, error) {
+	if _, err := s.certname.ExecContext(ctx, r.Certname); err != nil {
+		return 0, fmt.Errorf("certname: %w", err)
+	}
+	res, err := s.report.ExecContext(ctx, r.Hash, r.Certname, r.PuppetVersion, r.ReportFormat,
+		r.ConfigurationVersion, r.StartTime, r.EndTime, r.ProducerTimestamp, r.ReceiveTime,
+		str(r.Producer), r.Environment, str(r.Status), boolean(r.Noop), boolean(r.NoopPending),
+		boolean(r.CorrectiveChange), str(r.TransactionUUID), str(r.CatalogUUID), str(r.CodeID),
+		str(r.JobID), str(r.CachedCatalogStatus), r.Type, blob(r.Metrics), blob(r.Logs),
+		blob(r.ResourceEvents))
+	if err != nil {
+		return 0, fmt.Errorf("report: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return reportdb.Duplicate, nil
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.env.ExecContext(ctx, r.Environment); err != nil {
+		return 0, fmt.Errorf("environment: %w", err)
+	}
+	for i := range r.Events {
+		e := &r.Events[i]
+		var path any
+		if e.ContainmentPath != nil {
+			path = string(jsonv.AppendCompact(nil, e.ContainmentPath))
+		}
+		var line any
+		if e.Line != nil {
+			line = *e.Line
+		}
+		if _, err := s.event.ExecContext(ctx, id, e.Status, e.Timestamp, e.ResourceType,
+			e.ResourceTitle, str(e.Property), e.NewValue, e.OldValue, str(e.Message), str(e.File),
+			line, path, str(e.ContainingClass), str(e.Name), boolean(e.CorrectiveChange)); err != nil {
+			return 0, fmt.Errorf("event: %w", err)
+		}
+	}
+	if r.Type != "plan" {
+		if _, err := s.latest.ExecContext(ctx, id, r.ProducerTimestamp, r.Certname, r.ProducerTimestamp); err != nil {
+			return 0, fmt.Errorf("latest report: %w", err)
+		}
+	}
+	return reportdb.Stored, nil
+}
+
+func str(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+func boolean(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	if *b {
+		return int64(1)
+	}
+	return int64(0)
+}
+
+func blob(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}

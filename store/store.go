@@ -1,0 +1,45 @@
+// Package store defines the contract every storage backend implements
+// (SQLite and PostgreSQL) and the helpers they share. A backend stores
+// normalised reports and executes the SQL that package sqlgen renders in
+// its Dialect; it knows nothing about HTTP.
+package store
+
+import (
+	"context"
+
+	"reportdb"
+	"reportdb/query/sqlgen"
+)
+
+// Backend is a storage backend.
+type Backend interface {
+	// Dialect is the SQL dialect queries must be rendered in.
+	Dialect() sqlgen.Dialect
+	// StoreReports writes the reports in one transaction, each inside its
+	// own savepoint: a report that fails is rolled back alone and reported
+	// in errs[i] (outcomes[i] is then meaningless); the others commit
+	// together. The call returns only after the commit is durable. err is
+	// set when the transaction as a whole failed (nothing was stored).
+	StoreReports(ctx context.Context, reports []*reportdb.Report) (outcomes []reportdb.Outcome, errs []error, err error)
+	// Snapshot runs fn with a read-only view of one consistent snapshot.
+	Snapshot(ctx context.Context, fn func(Querier) error) error
+	// DeleteReportsBefore removes the reports whose producer_timestamp is
+	// older than cutoff (Unix ms) with their events, and returns how many.
+	DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, error)
+	// Close releases the backend.
+	Close() error
+}
+
+// Querier runs read queries.
+type Querier interface {
+	Query(ctx context.Context, sql string, args []any) (Rows, error)
+}
+
+// Rows iterates over a result set; Scan takes pointers to any and stores
+// int64, float64, string, []byte, bool, []string or nil.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}

@@ -1,0 +1,65 @@
+package storetest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+
+	"reportdb/internal/conformance"
+)
+
+// RunFormat10Equivalence loads the corpus once as wire v8 through the
+// command endpoint and once as Puppet's format 10 through
+// PUT /puppet/v3/report/<certname>, and checks that both stores hold the
+// same reports and the same events (receive times aside).
+func RunFormat10Equivalence(t *testing.T, open Opener) {
+	wireH := NewServer(t, open(t))
+	conformance.LoadCorpus(t, wireH)
+	f10H := NewServer(t, open(t))
+	conformance.LoadCorpusFormat10(t, f10H)
+
+	order := `[{"field":"report"},{"field":"timestamp"},{"field":"resource_type"},{"field":"resource_title"},{"field":"property"},{"field":"status"},{"field":"message"}]`
+	for _, c := range []struct{ path, order string }{
+		{"/pdb/query/v4/events", order},
+		{"/pdb/query/v4/reports", `[{"field":"hash"}]`},
+	} {
+		a := fetch(t, wireH, c.path, c.order)
+		b := fetch(t, f10H, c.path, c.order)
+		if len(a) == 0 {
+			t.Fatalf("%s: no rows", c.path)
+		}
+		if len(a) != len(b) {
+			t.Fatalf("%s: %d rows via wire v8, %d via format 10", c.path, len(a), len(b))
+		}
+		for i := range a {
+			for _, k := range []string{"report_receive_time", "receive_time"} {
+				delete(a[i], k)
+				delete(b[i], k)
+			}
+			ja, _ := json.Marshal(a[i])
+			jb, _ := json.Marshal(b[i])
+			if string(ja) != string(jb) {
+				t.Fatalf("%s row %d differs:\nwire v8:   %s\nformat 10: %s", c.path, i, ja, jb)
+			}
+		}
+	}
+}
+
+func fetch(t *testing.T, h http.Handler, path, order string) []map[string]any {
+	t.Helper()
+	req := httptest.NewRequest("GET", path+"?"+url.Values{"order_by": {order}}.Encode(), nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	body, _ := io.ReadAll(rec.Body)
+	if rec.Code != 200 {
+		t.Fatalf("GET %s: %d %s", path, rec.Code, body)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal(body, &rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}

@@ -1,0 +1,90 @@
+// Package storetest is the contract suite every storage backend runs: the
+// shared PuppetDB conformance goldens replayed through the real HTTP API,
+// and the storage semantics (duplicates, latest report, isolation of a
+// failing report in a batch, retention). A behaviour difference between
+// backends is a failing test here.
+package storetest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"reportdb/httpapi"
+	"reportdb/ingest"
+	"reportdb/internal/conformance"
+	"reportdb/internal/testcorpus"
+	"reportdb/store"
+)
+
+// Opener returns a new, empty backend for one test; the suite closes it.
+type Opener func(t *testing.T) store.Backend
+
+// NewServer builds the HTTP API over backend.
+func NewServer(t *testing.T, backend store.Backend) http.Handler {
+	return NewServerWithLimit(t, backend, 0)
+}
+
+// NewServerWithLimit builds the HTTP API with a body size limit (0: default).
+func NewServerWithLimit(t *testing.T, backend store.Backend, maxBody int64) http.Handler {
+	c := ingest.NewCommitter(backend, 64)
+	t.Cleanup(c.Close)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return httpapi.New(httpapi.Config{MaxBodyBytes: maxBody}, backend, c, log)
+}
+
+// Run runs the whole contract suite.
+func Run(t *testing.T, open Opener) {
+	t.Run("Conformance", func(t *testing.T) { RunConformance(t, open, conformance.LoadCorpus) })
+	t.Run("ConformanceFormat10", func(t *testing.T) { RunConformance(t, open, conformance.LoadCorpusFormat10) })
+	t.Run("Format10Equivalence", func(t *testing.T) { RunFormat10Equivalence(t, open) })
+	t.Run("Storage", func(t *testing.T) { RunStorage(t, open) })
+}
+
+// Endpoints are the conformance case groups (the "endpoint" field of
+// cases.jsonl) that reportdb serves; every case of these must pass.
+var Endpoints = map[string]bool{
+	"events": true, "reports": true, "reports/<hash>/events": true, "reports/<hash>/metrics": true,
+	"reports/<hash>/logs": true, "environments": true, "environments/<name>": true,
+	"environments/<name>/events": true, "environments/<name>/reports": true,
+}
+
+// RunConformance loads the corpus with load and replays every case of the
+// served endpoints.
+func RunConformance(t *testing.T, open Opener, load func(testing.TB, http.Handler)) {
+	backend := open(t)
+	h := NewServer(t, backend)
+	load(t, h)
+	cases := testcorpus.LoadCases(t)
+	if len(cases) < 300 {
+		t.Fatalf("only %d conformance cases loaded", len(cases))
+	}
+	ran := 0
+	defer func() {
+		if ran < 230 {
+			t.Errorf("only %d conformance cases ran", ran)
+		}
+	}()
+	for _, c := range cases {
+		if !Endpoints[c.Endpoint] {
+			continue
+		}
+		ran++
+		t.Run(c.ID, func(t *testing.T) {
+			resp := conformance.Do(h, c)
+			if problems := conformance.Compare(c, resp); len(problems) > 0 {
+				t.Errorf("%s %s\n  %s", c.Request.Method, c.Request.Target, strings.Join(problems, "\n  "))
+			}
+		})
+	}
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
