@@ -1,0 +1,42 @@
+// Command reportdb is a PuppetDB-compatible store for Puppet run reports.
+//
+//	reportdb serve     run the HTTP service (embedded SQLite by default)
+//	reportdb version   print version information
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage: reportdb <command> [flags]
+
+commands:
+  serve     run the HTTP service
+  version   print version, commit and Go version
+
+Run "reportdb <command> -h" for the flags of a command.
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		return runVersion(stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "reportdb: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

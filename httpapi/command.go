@@ -1,0 +1,234 @@
+package httpapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"reportdb"
+	"reportdb/jsonv"
+	"reportdb/query"
+	"reportdb/wire"
+)
+
+var commandParams = []string{"checksum", "secondsToWaitForCompletion", "certname", "command", "version", "producer-timestamp"}
+
+var knownCommands = []string{"configure expiration", "deactivate node", "replace catalog",
+	"replace catalog inputs", "replace facts", "store report"}
+
+// handleCommand serves POST /pdb/cmd/v1. Unlike PuppetDB, which queues a
+// command and validates it later (silently discarding bad reports),
+// reportdb validates and stores the report before answering: a 200 means
+// the report is durable, a 400 says what is wrong and nothing was stored.
+func (s *Server) handleCommand(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		s.writeError(w, r, &reportdb.Error{Code: reportdb.EINVALID, Message: "Commands must be submitted with POST"})
+		return
+	}
+	if mt, ok := checkContentType(r); !ok {
+		s.writeError(w, r, &reportdb.Error{Code: reportdb.EUNSUPPORTED, Message: "content type " + mt + " not supported"})
+		return
+	}
+	body, err := s.readBody(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	receive := s.cfg.Now()
+	cmd, err := parseCommand(r.URL.RawQuery, body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	wait, err := cmd.waitSeconds()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	rep, err := wire.Decode(cmd.version, cmd.payload, receive.UnixMilli())
+	if err != nil {
+		s.writeError(w, r, cmd.invalid(reportdb.ErrorMessage(err)))
+		return
+	}
+	if _, err := s.committer.Submit(r.Context(), rep); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	resp := &jsonv.Object{Keys: []string{"uuid"}, Values: []any{newUUID()}}
+	if wait > 0 {
+		resp.Keys = append(resp.Keys, "processed", "timed_out")
+		resp.Values = append(resp.Values, true, false)
+	}
+	writePretty(w, http.StatusOK, resp)
+}
+
+// readBody reads a submission body, gunzipping Content-Encoding: gzip, and
+// enforces the size limit on the decoded bytes.
+func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	var in io.Reader = r.Body
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+		if err != nil {
+			return nil, reportdb.Errorf(reportdb.EINVALID, "The request body is not valid gzip: %v", err)
+		}
+		defer zr.Close()
+		in = zr
+	default:
+		return nil, &reportdb.Error{Code: reportdb.EUNSUPPORTED, Message: "content encoding " + enc + " not supported"}
+	}
+	b, err := io.ReadAll(io.LimitReader(in, s.cfg.MaxBodyBytes+1))
+	if err != nil {
+		return nil, reportdb.Errorf(reportdb.EINVALID, "Could not read the request body: %v", err)
+	}
+	if int64(len(b)) > s.cfg.MaxBodyBytes {
+		return nil, reportdb.Errorf(reportdb.ETOOLARGE, "Command rejected due to size exceeding max-command-size (%d bytes)", s.cfg.MaxBodyBytes)
+	}
+	return b, nil
+}
+
+// command is a parsed /pdb/cmd/v1 submission.
+type command struct {
+	name     any // string or nil, as PuppetDB prints it in messages
+	certname any
+	version  int
+	payload  any
+	params   map[string]string
+}
+
+// invalid renders PuppetDB's command validation error:
+// 400 {"error" : "Command \"store report\" for certname \"a\" is invalid. <why>"}.
+func (c *command) invalid(why string) error {
+	msg := fmt.Sprintf("Command %s for certname %s is invalid. %s", jsonv.Clojure(c.name), jsonv.Clojure(c.certname), why)
+	o := &jsonv.Object{Keys: []string{"error"}, Values: []any{msg}}
+	return &reportdb.Error{Code: reportdb.EINVALID, Message: msg, Body: jsonv.AppendPretty(nil, o), ContentType: ctJSON}
+}
+
+func parseCommand(rawQuery string, body []byte) (*command, error) {
+	params, err := query.ParseQueryString(rawQuery)
+	if err != nil {
+		return nil, err
+	}
+	c := &command{params: map[string]string{}}
+	for _, p := range params {
+		c.params[p.Name] = p.Str
+	}
+	var version any
+	if name, ok := c.params["command"]; ok {
+		// new form: parameters in the URL, the payload is the body
+		c.name = strings.ReplaceAll(name, "_", " ")
+		if cn, ok := c.params["certname"]; ok {
+			c.certname = cn
+		}
+		if v, ok := c.params["version"]; ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				version = n
+			} else {
+				version = v
+			}
+		}
+		if c.payload, err = jsonv.Parse(body); err != nil {
+			return nil, c.invalid("The report is not valid JSON: " + err.Error())
+		}
+	} else {
+		// old form: {"command": ..., "version": ..., "payload": {...}}
+		v, err := jsonv.Parse(body)
+		o, ok := v.(*jsonv.Object)
+		if err != nil || !ok || !o.Has("command") || !o.Has("version") || !o.Has("payload") {
+			return nil, c.invalid("Command was submitted without query parameters (old format). The request body must be a JSON map with required keys: command, version, payload.")
+		}
+		name, _ := o.Get("command")
+		if s, ok := name.(string); ok {
+			c.name = strings.ReplaceAll(s, "_", " ")
+		} else {
+			c.name = name
+		}
+		if vv, _ := o.Get("version"); vv != nil {
+			if n, ok := vv.(jsonv.Number); ok && n.IsInteger() {
+				x, _ := strconv.Atoi(string(n))
+				version = x
+			} else {
+				version = vv
+			}
+		}
+		c.payload, _ = o.Get("payload")
+		po, ok := c.payload.(*jsonv.Object)
+		if !ok {
+			return nil, c.invalid("Command was submitted without query parameters (old format). The payload value must be a JSON map.")
+		}
+		if cn, ok := po.Get("certname"); ok {
+			c.certname = cn
+		}
+	}
+	if c.certname == nil {
+		return nil, c.invalid("Command is missing required parameters: certname.")
+	}
+	for _, p := range params {
+		if !contains(commandParams, p.Name) {
+			return nil, c.invalid("Command has invalid parameters: " + p.Name + ".")
+		}
+	}
+	if cn, ok := c.certname.(string); !ok || strings.TrimSpace(cn) == "" {
+		return nil, c.invalid("Certname must be a non-empty string.")
+	}
+	name, _ := c.name.(string)
+	if !contains(knownCommands, name) {
+		return nil, c.invalid("Command must be one of: " + strings.Join(knownCommands, ", ") + ".")
+	}
+	n, ok := version.(int)
+	if !ok {
+		return nil, c.invalid("Version must be a valid integer.")
+	}
+	if name != "store report" {
+		return nil, c.invalid(fmt.Sprintf("reportdb stores reports only; the command %q is not supported.", name))
+	}
+	if n < wire.MinVersion {
+		return nil, c.invalid(fmt.Sprintf("Version %d of command \"store report\" is retired. The minimum supported version is %d.", n, wire.MinVersion))
+	}
+	if n > wire.MaxVersion {
+		return nil, c.invalid(fmt.Sprintf("Version %d of command \"store report\" is not supported. The newest supported version is %d.", n, wire.MaxVersion))
+	}
+	c.version = n
+	return c, nil
+}
+
+func (c *command) waitSeconds() (float64, error) {
+	v, ok := c.params["secondsToWaitForCompletion"]
+	if !ok {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, reportdb.Errorf(reportdb.EINVALID, "secondsToWaitForCompletion must be a number of seconds, got %q", v)
+	}
+	return f, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+var _ = bytes.NewReader
+var _ = time.Now

@@ -1,0 +1,300 @@
+package httpapi
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"reportdb"
+	"reportdb/jsonv"
+	"reportdb/query"
+	"reportdb/query/sqlgen"
+	"reportdb/store"
+)
+
+var errMethod = reportdb.Invalid("PuppetDB queries must be made via GET/POST")
+
+// readParams collects the request parameters: the URL query string for
+// GET, the JSON body for POST (URL parameters fill in names the body does
+// not set).
+func (s *Server) readParams(r *http.Request) ([]query.Param, error) {
+	urlParams, err := query.ParseQueryString(r.URL.RawQuery)
+	if err != nil {
+		return nil, err
+	}
+	if r.Method != http.MethodPost {
+		return urlParams, nil
+	}
+	if mt, ok := checkContentType(r); !ok {
+		return nil, &reportdb.Error{Code: reportdb.EUNSUPPORTED, Message: "content type " + mt + " not supported"}
+	}
+	body, err := readAll(r.Body, s.cfg.MaxQueryBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	params, err := query.ParseBody(body)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range urlParams {
+		found := false
+		for _, q := range params {
+			if q.Name == p.Name {
+				found = true
+				break
+			}
+		}
+		if !found {
+			params = append(params, p)
+		}
+	}
+	return params, nil
+}
+
+// readAll reads at most limit bytes; more is a 413.
+func readAll(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, reportdb.Errorf(reportdb.EINVALID, "Could not read the request body: %v", err)
+	}
+	if int64(len(b)) > limit {
+		return nil, reportdb.Errorf(reportdb.ETOOLARGE, "The request body exceeds the limit of %d bytes", limit)
+	}
+	return b, nil
+}
+
+func (s *Server) entityHandler(e *query.Entity, kind query.Kind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodPost {
+			s.writeError(w, r, errMethod)
+			return
+		}
+		params, err := s.readParams(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		opts, err := query.ParseOptions(kind, params)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.serveEntity(w, r, e, opts, nil)
+	}
+}
+
+// serveEntity compiles and runs a query on an entity endpoint; extra is
+// and-ed to the filter (sub-endpoints such as /environments/<e>/events).
+func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, e *query.Entity, opts *query.Options, extra query.Expr) {
+	plan, err := s.plan(e, opts, query.Context{})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if extra != nil {
+		plan.Filter = query.AndExpr(extra, plan.Filter)
+	}
+	s.execute(w, r, plan, opts)
+}
+
+// plan compiles a query, applying distinct_resources on events.
+func (s *Server) plan(e *query.Entity, opts *query.Options, ctx query.Context) (*query.Plan, error) {
+	q := opts.Query
+	if opts.Distinct != nil {
+		if err := query.CheckLegacy(q); err != nil {
+			return nil, err
+		}
+		q = query.NormalizeLegacy(q)
+	}
+	plan, err := query.Compile(e, q, opts, ctx)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Distinct != nil && e == query.Events {
+		plan.Distinct = opts.Distinct
+		plan.DistinctLatest = query.OnlyLatest(opts.Query)
+	}
+	return plan, nil
+}
+
+// execute runs a plan in one snapshot and streams its rows.
+func (s *Server) execute(w http.ResponseWriter, r *http.Request, plan *query.Plan, opts *query.Options) {
+	d := s.backend.Dialect()
+	built, err := sqlgen.Select(d, plan)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var count *sqlgen.Built
+	if opts.IncludeTotal {
+		if count, err = sqlgen.Count(d, plan); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	ctx, cancel := s.queryContext(r)
+	defer cancel()
+	started := false
+	err = s.backend.Snapshot(ctx, func(q store.Querier) error {
+		var total int64 = -1
+		if count != nil {
+			n, err := scalar(ctx, q, count)
+			if err != nil {
+				return err
+			}
+			total = n
+		}
+		rows, err := q.Query(ctx, built.SQL, built.Args)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		started = true
+		return streamRows(w, r, rows, built.Columns, total, opts.Pretty)
+	})
+	if err != nil {
+		if started {
+			s.log.Warn("query aborted while streaming", "path", r.URL.Path, "err", err)
+			return
+		}
+		s.writeError(w, r, err)
+	}
+}
+
+func scalar(ctx context.Context, q store.Querier, b *sqlgen.Built) (int64, error) {
+	rows, err := q.Query(ctx, b.SQL, b.Args)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var v any
+	if rows.Next() {
+		if err := rows.Scan(&v); err != nil {
+			return 0, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	n, _ := v.(int64)
+	return n, nil
+}
+
+var gzipPool = sync.Pool{New: func() any {
+	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return w
+}}
+
+// body is a response body writer: buffered, gzip-compressed when the
+// client accepts it.
+type body struct {
+	*bufio.Writer
+	gz *gzip.Writer
+}
+
+func newBody(w http.ResponseWriter, r *http.Request) *body {
+	b := &body{}
+	var out io.Writer = w
+	if acceptsGzip(r) {
+		w.Header().Set("Content-Encoding", "gzip")
+		b.gz = gzipPool.Get().(*gzip.Writer)
+		b.gz.Reset(w)
+		out = b.gz
+	}
+	b.Writer = bufio.NewWriterSize(out, 32<<10)
+	return b
+}
+
+func (b *body) Close() error {
+	err := b.Flush()
+	if b.gz != nil {
+		if e := b.gz.Close(); err == nil {
+			err = e
+		}
+		gzipPool.Put(b.gz)
+	}
+	return err
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept-Encoding") {
+		for _, item := range strings.Split(v, ",") {
+			name, params, _ := strings.Cut(strings.TrimSpace(item), ";")
+			if strings.EqualFold(strings.TrimSpace(name), "gzip") && !strings.Contains(strings.ReplaceAll(params, " ", ""), "q=0") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// streamRows writes the JSON array of rows as they are read.
+func streamRows(w http.ResponseWriter, r *http.Request, rows store.Rows, cols []sqlgen.OutCol, total int64, pretty bool) error {
+	enc := newRowEncoder(cols)
+	h := w.Header()
+	h.Set("Content-Type", ctJSON)
+	if total >= 0 {
+		h.Set("X-Records", strconv.FormatInt(total, 10))
+	}
+	out := newBody(w, r) // sets Content-Encoding: before WriteHeader
+	w.WriteHeader(http.StatusOK)
+	defer out.Close()
+	buf := make([]byte, 0, 4096)
+	n := 0
+	if pretty {
+		out.WriteString("[ ")
+	} else {
+		out.WriteByte('[')
+	}
+	for rows.Next() {
+		if err := rows.Scan(enc.dest...); err != nil {
+			return err
+		}
+		buf = buf[:0]
+		if n > 0 {
+			if pretty {
+				buf = append(buf, ", "...)
+			} else {
+				buf = append(buf, ',')
+			}
+		}
+		var err error
+		if pretty {
+			row, err := enc.appendRow(nil)
+			if err != nil {
+				return err
+			}
+			v, err := jsonv.Parse(row)
+			if err != nil {
+				return err
+			}
+			buf = jsonv.AppendPretty(buf, v)
+		} else if buf, err = enc.appendRow(buf); err != nil {
+			return err
+		}
+		if _, err := out.Write(buf); err != nil {
+			return err
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	switch {
+	case pretty && n == 0:
+		out.WriteString("]")
+	case pretty:
+		out.WriteString(" ]")
+	default:
+		out.WriteByte(']')
+	}
+	return nil
+}
+
+var _ = errors.New

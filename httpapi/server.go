@@ -1,0 +1,107 @@
+// Package httpapi serves PuppetDB's HTTP API: the command endpoint, Puppet's
+// report endpoint and the v4 query endpoints. It parses requests, hands
+// queries to package query and sqlgen, runs them on a store.Backend and
+// streams rows as JSON. It never imports a concrete backend.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"reportdb/ingest"
+	"reportdb/store"
+)
+
+// Config tunes the server.
+type Config struct {
+	// MaxBodyBytes bounds request bodies (after decompression); larger
+	// submissions get 413.
+	MaxBodyBytes int64
+	// MaxQueryBodyBytes bounds POST query bodies.
+	MaxQueryBodyBytes int64
+	// QueryTimeout bounds each query's execution.
+	QueryTimeout time.Duration
+	// Now returns the current time (injected for tests).
+	Now func() time.Time
+	// Producer is used as the producer of reports received in Puppet's own
+	// format when the request does not name one.
+	Producer string
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg       Config
+	backend   store.Backend
+	committer *ingest.Committer
+	log       *slog.Logger
+	mux       *http.ServeMux
+}
+
+// New builds the API over backend, submitting reports through committer.
+func New(cfg Config, backend store.Backend, committer *ingest.Committer, log *slog.Logger) *Server {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 64 << 20
+	}
+	if cfg.MaxQueryBodyBytes <= 0 {
+		cfg.MaxQueryBodyBytes = 16 << 20
+	}
+	if cfg.QueryTimeout <= 0 {
+		cfg.QueryTimeout = 2 * time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{cfg: cfg, backend: backend, committer: committer, log: log, mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Vary", "Accept-Encoding, User-Agent")
+	if !acceptsJSON(r.Header.Values("Accept")) {
+		w.Header().Set("Content-Type", ctText)
+		w.WriteHeader(http.StatusNotAcceptable)
+		w.Write([]byte("must accept application/json"))
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// acceptsJSON applies PuppetDB's Accept check: absent, or one of the
+// comma-separated items is exactly */*, application/* or application/json.
+func acceptsJSON(values []string) bool {
+	if len(values) == 0 {
+		return true
+	}
+	for _, v := range values {
+		for _, item := range strings.Split(v, ",") {
+			switch strings.TrimSpace(item) {
+			case "*/*", "application/*", "application/json":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkContentType applies PuppetDB's POST Content-Type rule: absent or
+// application/json (any parameters).
+func checkContentType(r *http.Request) (string, bool) {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return "", true
+	}
+	mt := strings.TrimSpace(strings.SplitN(ct, ";", 2)[0])
+	return mt, strings.EqualFold(mt, "application/json")
+}
+
+func (s *Server) queryContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), s.cfg.QueryTimeout)
+}
