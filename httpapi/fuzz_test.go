@@ -1,8 +1,6 @@
 package httpapi_test
 
 import (
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -10,11 +8,10 @@ import (
 	"sync"
 	"testing"
 
-	"reportdb/httpapi"
-	"reportdb/ingest"
 	"reportdb/internal/conformance"
 	"reportdb/internal/testcorpus"
 	"reportdb/sqlite"
+	"reportdb/storetest"
 )
 
 var (
@@ -46,8 +43,7 @@ func FuzzQuery(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			log := slog.New(slog.NewTextHandler(io.Discard, nil))
-			fuzzHandler = httpapi.New(httpapi.Config{}, db, ingest.NewCommitter(db, 64), log)
+			fuzzHandler, _ = storetest.NewHandler(db, 0)
 			conformance.LoadCorpus(t, fuzzHandler)
 		})
 		if !strings.HasPrefix(path, "/pdb/query/v4") || strings.ContainsAny(path, " ?#%\x00") {

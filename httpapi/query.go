@@ -140,6 +140,10 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request, plan *query.Pla
 	}
 	ctx, cancel := s.queryContext(r)
 	defer cancel()
+	if opts.Explain {
+		s.explain(ctx, w, r, built)
+		return
+	}
 	started := false
 	err = s.backend.Snapshot(ctx, func(q store.Querier) error {
 		var total int64 = -1
@@ -298,3 +302,67 @@ func streamRows(w http.ResponseWriter, r *http.Request, rows store.Rows, cols []
 }
 
 var _ = errors.New
+
+// explain answers explain=analyze: [{"query plan": ...}] with the
+// database's description of the statement (PuppetDB returns PostgreSQL's
+// EXPLAIN output the same way).
+func (s *Server) explain(ctx context.Context, w http.ResponseWriter, r *http.Request, built *sqlgen.Built) {
+	var plan []any
+	err := s.backend.Snapshot(ctx, func(q store.Querier) error {
+		rows, err := q.Query(ctx, s.backend.Dialect().Explain(built.SQL), built.Args)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var vals [4]any
+			n := 4
+			var err error
+			for ; n > 0; n-- {
+				ptrs := make([]any, n)
+				for i := range ptrs {
+					ptrs[i] = &vals[i]
+				}
+				if err = rows.Scan(ptrs...); err == nil {
+					break
+				}
+			}
+			if err != nil {
+				return err
+			}
+			var parts []string
+			for _, v := range vals[:n] {
+				switch x := v.(type) {
+				case string:
+					parts = append(parts, x)
+				case []byte:
+					parts = append(parts, string(x))
+				case nil:
+				default:
+					parts = append(parts, strconv.FormatInt(toInt(x), 10))
+				}
+			}
+			plan = append(plan, strings.Join(parts, " "))
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	row := &jsonv.Object{Keys: []string{"query plan"}, Values: []any{plan}}
+	out := []any{row}
+	w.Header().Set("Content-Type", ctJSON)
+	w.WriteHeader(http.StatusOK)
+	w.Write(jsonv.AppendCompact(nil, out))
+}
+
+func toInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int32:
+		return int64(x)
+	}
+	return 0
+}

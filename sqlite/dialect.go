@@ -64,3 +64,6 @@ func (Dialect) LimitOffset(limit, offset string) string {
 	}
 	return s
 }
+
+// Explain implements sqlgen.Dialect.
+func (Dialect) Explain(sql string) string { return "EXPLAIN QUERY PLAN " + sql }

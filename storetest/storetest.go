@@ -31,10 +31,17 @@ func NewServer(t *testing.T, backend store.Backend) http.Handler {
 
 // NewServerWithLimit builds the HTTP API with a body size limit (0: default).
 func NewServerWithLimit(t *testing.T, backend store.Backend, maxBody int64) http.Handler {
+	h, closeFn := NewHandler(backend, maxBody)
+	t.Cleanup(closeFn)
+	return h
+}
+
+// NewHandler builds the HTTP API over backend; call the returned function
+// to stop its committer.
+func NewHandler(backend store.Backend, maxBody int64) (http.Handler, func()) {
 	c := ingest.NewCommitter(backend, 64)
-	t.Cleanup(c.Close)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return httpapi.New(httpapi.Config{MaxBodyBytes: maxBody}, backend, c, log)
+	return httpapi.New(httpapi.Config{MaxBodyBytes: maxBody}, backend, c, log), c.Close
 }
 
 // Run runs the whole contract suite.

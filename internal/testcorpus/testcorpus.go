@@ -13,9 +13,10 @@ import (
 	"testing"
 )
 
-// SharedDir returns the shared reference directory (env REPORTDB_SHARED or
-// ../shared beside the module root). Tests fail, never skip, when it is
-// missing: the corpus is part of the test contract.
+// SharedDir returns the shared reference directory: $REPORTDB_SHARED, else
+// ../shared beside the module root, else the copy in testdata/shared.
+// Tests fail, never skip, when none is present: the corpus is part of the
+// test contract.
 func SharedDir(tb testing.TB) string {
 	tb.Helper()
 	if d := os.Getenv("REPORTDB_SHARED"); d != "" {
@@ -23,11 +24,13 @@ func SharedDir(tb testing.TB) string {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	d := filepath.Join(root, "..", "shared")
-	if _, err := os.Stat(filepath.Join(d, "corpus", "manifest.json")); err != nil {
-		tb.Fatalf("shared corpus not found at %s (set REPORTDB_SHARED): %v", d, err)
+	for _, d := range []string{filepath.Join(root, "..", "shared"), filepath.Join(root, "testdata", "shared")} {
+		if _, err := os.Stat(filepath.Join(d, "corpus", "manifest.json")); err == nil {
+			return d
+		}
 	}
-	return d
+	tb.Fatalf("shared corpus not found beside %s or in testdata/shared (set REPORTDB_SHARED)", root)
+	return ""
 }
 
 // Submission is one entry of corpus/manifest.json.

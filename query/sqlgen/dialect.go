@@ -29,4 +29,7 @@ type Dialect interface {
 	Bool(b bool) any
 	// LimitOffset renders the LIMIT/OFFSET clause (limit 0 = none).
 	LimitOffset(limit, offset string) string
+	// Explain turns a statement into one that describes its execution
+	// (explain=analyze); each result row's columns are joined as text.
+	Explain(sql string) string
 }
