@@ -11,14 +11,16 @@ import (
 	"strings"
 	"testing"
 
+	"reportdb/internal/testcorpus"
 	"reportdb/jsonv"
 	"reportdb/puppetreport"
 )
 
-const (
-	corpusDir  = "../../shared/corpus"
-	samplesDir = "../../shared/clients/samples/puppet-report-format12"
-)
+func corpusDirOf(t testing.TB) string { return filepath.Join(testcorpus.SharedDir(t), "corpus") }
+
+func samplesDirOf(t testing.TB) string {
+	return filepath.Join(testcorpus.SharedDir(t), "clients", "samples", "puppet-report-format12")
+}
 
 // readJSON reads and parses a JSON file, gunzipping *.gz.
 func readJSON(t testing.TB, path string) any {
@@ -51,7 +53,7 @@ type submission struct {
 }
 
 func TestCorpus(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(corpusDir, "manifest.json"))
+	raw, err := os.ReadFile(filepath.Join(corpusDirOf(t), "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,13 +69,13 @@ func TestCorpus(t *testing.T) {
 	}
 	for i, sub := range manifest.Submissions {
 		producer := sub.Producer
-		got, err := puppetreport.Convert(readJSON(t, filepath.Join(corpusDir, sub.Format10)),
+		got, err := puppetreport.Convert(readJSON(t, filepath.Join(corpusDirOf(t), sub.Format10)),
 			puppetreport.Options{ProducerTimestamp: sub.ProducerTimestamp, Producer: &producer})
 		if err != nil {
 			t.Errorf("submission %d %s: %v", i, sub.Format10, err)
 			continue
 		}
-		want := readJSON(t, filepath.Join(corpusDir, sub.Wire8))
+		want := readJSON(t, filepath.Join(corpusDirOf(t), sub.Wire8))
 		assertSameJSON(t, sub.Wire8, got, want)
 	}
 }
@@ -95,14 +97,14 @@ func assertSameJSON(t *testing.T, name string, got, want any) {
 }
 
 func TestFormat12Samples(t *testing.T) {
-	wire := readJSON(t, filepath.Join(samplesDir, "web01-run2.pdb-wire.json")).(*jsonv.Object)
+	wire := readJSON(t, filepath.Join(samplesDirOf(t), "web01-run2.pdb-wire.json")).(*jsonv.Object)
 	pt, _ := wire.Get("producer_timestamp")
 	pr, _ := wire.Get("producer")
 	opt := puppetreport.Options{ProducerTimestamp: pt.(string)}
 	if s, ok := pr.(string); ok {
 		opt.Producer = &s
 	}
-	got, err := puppetreport.Convert(readJSON(t, filepath.Join(samplesDir, "web01-run2.json")), opt)
+	got, err := puppetreport.Convert(readJSON(t, filepath.Join(samplesDirOf(t), "web01-run2.json")), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +118,7 @@ func TestFormat12Samples(t *testing.T) {
 	assertSameJSON(t, "web01-run2", got, wire)
 
 	for _, name := range []string{"app01-run2.json", "db01-run3-noop.json"} {
-		doc := readJSON(t, filepath.Join(samplesDir, name))
+		doc := readJSON(t, filepath.Join(samplesDirOf(t), name))
 		out, err := puppetreport.Convert(doc, opt)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)

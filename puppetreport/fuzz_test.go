@@ -15,7 +15,7 @@ import (
 // fuzzer spend its time minimising.
 func FuzzConvert(f *testing.F) {
 	for _, name := range []string{"win-dc01.corp.example.com--03.json.gz", "qa-db01.example.org--02.json.gz"} {
-		f.Add([]byte(jsonv.Compact(readJSON(f, filepath.Join(corpusDir, "format10", name)))))
+		f.Add([]byte(jsonv.Compact(readJSON(f, filepath.Join(corpusDirOf(f), "format10", name)))))
 	}
 	f.Add([]byte(jsonv.Compact(baseReport(f))))
 	f.Add([]byte(`{"host":"h","time":"2024-03-01T10:00:00Z","configuration_version":null,"report_format":"12","agent_version":"7","status":"failed","transaction_completed":false,"noop":true,"noop_pending":false,"environment":"e","metrics":{},"resource_statuses":{}}`))
