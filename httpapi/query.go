@@ -71,18 +71,8 @@ func readAll(r io.Reader, limit int64) ([]byte, error) {
 
 func (s *Server) entityHandler(e *query.Entity, kind query.Kind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodPost {
-			s.writeError(w, r, errMethod)
-			return
-		}
-		params, err := s.readParams(r)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		opts, err := query.ParseOptions(kind, params)
-		if err != nil {
-			s.writeError(w, r, err)
+		opts, ok := s.queryOptions(w, r, kind)
+		if !ok {
 			return
 		}
 		s.serveEntity(w, r, e, opts, nil)
@@ -92,7 +82,7 @@ func (s *Server) entityHandler(e *query.Entity, kind query.Kind) http.HandlerFun
 // serveEntity compiles and runs a query on an entity endpoint; extra is
 // and-ed to the filter (sub-endpoints such as /environments/<e>/events).
 func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, e *query.Entity, opts *query.Options, extra query.Expr) {
-	plan, err := s.plan(e, opts, query.Context{})
+	plan, err := s.plan(e, opts, query.Context{ActiveOnly: e == query.Nodes})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

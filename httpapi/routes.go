@@ -24,7 +24,19 @@ func (s *Server) routes() {
 	m.HandleFunc("/pdb/query/v4/environments/{name}", s.handleEnvironment)
 	m.HandleFunc("/pdb/query/v4/environments/{name}/events", s.environmentSubHandler(query.Events, query.KindEvents))
 	m.HandleFunc("/pdb/query/v4/environments/{name}/reports", s.environmentSubHandler(query.Reports, query.KindEntity))
+	m.HandleFunc("/pdb/query/v4", s.handleRoot)
+	m.HandleFunc("/pdb/query/v4/event-counts", s.handleEventCounts)
+	m.HandleFunc("/pdb/query/v4/aggregate-event-counts", s.handleAggregate)
+	m.HandleFunc("/pdb/query/v4/nodes", s.entityHandler(query.Nodes, query.KindEntity))
+	m.HandleFunc("/pdb/query/v4/nodes/{certname}", s.handleNode)
 	m.HandleFunc("/pdb/meta/v1/version", s.handleVersion)
+	m.HandleFunc("GET /status/v1/services", s.handleStatusServices)
+	m.HandleFunc("GET /status/v1/services/{name}", s.handleStatusService)
+
+	m.HandleFunc("/v3/events", s.entityHandler(query.Events, query.KindEvents))
+	m.HandleFunc("/v3/reports", s.entityHandler(query.Reports, query.KindEntity))
+	m.HandleFunc("/v3/event-counts", s.handleEventCounts)
+	m.HandleFunc("/v3/aggregate-event-counts", s.handleAggregate)
 
 	m.HandleFunc("/pdb/query/", s.handleUnrouted)
 }

@@ -26,6 +26,9 @@ type Config struct {
 	QueryTimeout time.Duration
 	// Now returns the current time (injected for tests).
 	Now func() time.Time
+	// CorrectiveCounts makes event counts split successes and noops into
+	// intentional and corrective ones (the PuppetDB Enterprise shape).
+	CorrectiveCounts bool
 	// Producer is used as the producer of reports received in Puppet's own
 	// format when the request does not name one.
 	Producer string

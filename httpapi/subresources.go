@@ -10,12 +10,12 @@ import (
 )
 
 // exists runs a one-row existence check.
-func (s *Server) exists(r *http.Request, sql string, arg any) (bool, error) {
+func (s *Server) exists(r *http.Request, sql string, args ...any) (bool, error) {
 	ctx, cancel := s.queryContext(r)
 	defer cancel()
 	found := false
 	err := s.backend.Snapshot(ctx, func(q store.Querier) error {
-		rows, err := q.Query(ctx, sql, []any{arg})
+		rows, err := q.Query(ctx, sql, args)
 		if err != nil {
 			return err
 		}

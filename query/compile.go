@@ -11,9 +11,9 @@ import (
 
 // Context says where a query runs.
 type Context struct {
-	// Root is set for the root endpoint /pdb/query/v4, which adds an
-	// "active nodes only" filter unless the query mentions node_state.
-	Root bool
+	// ActiveOnly adds an "active nodes only" filter unless the query
+	// mentions node_state (the root endpoint and /nodes do this).
+	ActiveOnly bool
 }
 
 // Compile validates ast (the parsed "query" parameter; nil for none)
@@ -76,7 +76,7 @@ func compileTop(e *Entity, ast any, ctx Context) (*Plan, error) {
 		return nil, err
 	}
 	p.Filter = filter
-	if ctx.Root && e.Certname != "" && !mentionsNodeState(filterAST) {
+	if ctx.ActiveOnly && e.Certname != "" && !mentionsNodeState(filterAST) {
 		p.Filter = AndExpr(p.Filter, NodeState{Certname: e.Certname, Active: true})
 	}
 	return p, nil
@@ -671,7 +671,7 @@ func compileFrom(t []any, top bool) (*Plan, error) {
 	var p *Plan
 	var err error
 	if top {
-		p, err = compileTop(ent, q, Context{Root: true})
+		p, err = compileTop(ent, q, Context{ActiveOnly: true})
 	} else {
 		p, err = compileTop(ent, q, Context{})
 		if err == nil && p.Columns == nil {

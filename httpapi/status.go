@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"reportdb/jsonv"
+)
+
+func obj(kv ...any) *jsonv.Object {
+	o := &jsonv.Object{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		o.Keys = append(o.Keys, kv[i].(string))
+		o.Values = append(o.Values, kv[i+1])
+	}
+	return o
+}
+
+// puppetdbStatus is the puppetdb-status service entry in PuppetDB's shape
+// (clients and load balancers read "state").
+func (s *Server) puppetdbStatus(r *http.Request) *jsonv.Object {
+	up := s.backendUp(r)
+	state := "running"
+	if !up {
+		state = "error"
+	}
+	return obj("service_version", PuppetDBVersion, "service_status_version", jsonv.Number("1"),
+		"detail_level", "info", "state", state,
+		"status", obj("maintenance_mode?", false, "queue_depth", jsonv.Number("0"), "read_db_up?", up,
+			"write_db_up?", up, "write_dbs_up?", up, "write_db", obj("default", obj("up?", up))),
+		"active_alerts", []any{})
+}
+
+func (s *Server) backendUp(r *http.Request) bool {
+	ok, err := s.exists(r, "SELECT 1")
+	return err == nil && ok
+}
+
+func (s *Server) handleStatusServices(w http.ResponseWriter, r *http.Request) {
+	st := s.puppetdbStatus(r)
+	all := obj("puppetdb-status", st,
+		"status-service", obj("service_version", "1.1.1", "service_status_version", jsonv.Number("1"),
+			"detail_level", "info", "state", "running", "status", obj(), "active_alerts", []any{}))
+	writeCompact(w, http.StatusOK, all)
+}
+
+func (s *Server) handleStatusService(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	switch name {
+	case "puppetdb-status":
+		st := s.puppetdbStatus(r)
+		st.Keys = append(st.Keys, "service_name")
+		st.Values = append(st.Values, name)
+		code := http.StatusOK
+		if st.Values[3] != "running" {
+			code = http.StatusServiceUnavailable
+		}
+		writeCompact(w, code, st)
+	case "status-service":
+		writeCompact(w, http.StatusOK, obj("service_version", "1.1.1", "service_status_version", jsonv.Number("1"),
+			"detail_level", "info", "state", "running", "status", obj(), "active_alerts", []any{}, "service_name", name))
+	default:
+		writeCompact(w, http.StatusNotFound, obj("kind", "service-not-found", "msg", "No status information found for service "+name))
+	}
+}
+
+func writeCompact(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", ctJSON)
+	w.WriteHeader(status)
+	w.Write(jsonv.AppendCompact(nil, v))
+}

@@ -1,0 +1,30 @@
+package query
+
+// CompileRoot compiles a root-endpoint query, ["from", entity, query?,
+// paging...], applying the URL/body paging parameters over the in-query
+// clauses key by key, as PuppetDB does.
+func CompileRoot(ast any, o *Options) (*Plan, error) {
+	arr, ok := ast.([]any)
+	if !ok || len(arr) < 2 || arr[0] != "from" {
+		return nil, invalidf("Your initial query must be of the form: [\"from\",<entity>,(<optional-query>)]. Check your query and try again.")
+	}
+	p, err := compileFrom(arr, true)
+	if err != nil {
+		return nil, err
+	}
+	if o.OrderBySet {
+		if p.OrderBy, err = resolveOrder(p.Entity, o.OrderBy); err != nil {
+			return nil, err
+		}
+	}
+	if o.LimitSet {
+		p.Limit = o.Limit
+	}
+	if o.OffsetSet {
+		p.Offset = o.Offset
+	}
+	if err := checkGrouping(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}

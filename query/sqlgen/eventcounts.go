@@ -1,0 +1,152 @@
+package sqlgen
+
+import (
+	"fmt"
+	"strings"
+
+	"reportdb/query"
+)
+
+// countExpr is the aggregate computing one count column over the grouped
+// events (ev.status, ev.corrective_change).
+func countExpr(name string) string {
+	cond := map[string]string{
+		"failures":              "ev.status = 'failure'",
+		"skips":                 "ev.status = 'skipped'",
+		"successes":             "ev.status = 'success'",
+		"noops":                 "ev.status = 'noop'",
+		"intentional_successes": "ev.status = 'success' AND (ev.corrective_change IS NULL OR ev.corrective_change = %s)",
+		"corrective_successes":  "ev.status = 'success' AND ev.corrective_change = %s",
+		"intentional_noops":     "ev.status = 'noop' AND (ev.corrective_change IS NULL OR ev.corrective_change = %s)",
+		"corrective_noops":      "ev.status = 'noop' AND ev.corrective_change = %s",
+	}[name]
+	return "SUM(CASE WHEN " + cond + " THEN 1 ELSE 0 END)"
+}
+
+// EventCounts renders an event-counts query. Result columns: the subject
+// columns (query.SubjectColumns), then the counts (query.CountColumns).
+func EventCounts(d Dialect, p *query.CountsPlan) (*Built, error) {
+	b := &builder{d: d}
+	s, err := b.eventCounts(p, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Built{SQL: s, Args: b.args}, nil
+}
+
+// EventCountsTotal counts the rows of an event-counts query (X-Records).
+func EventCountsTotal(d Dialect, p *query.CountsPlan) (*Built, error) {
+	b := &builder{d: d}
+	s, err := b.eventCounts(p, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Built{SQL: "SELECT COUNT(*) FROM (" + s + ") cnt", Args: b.args}, nil
+}
+
+// Aggregate renders one aggregate-event-counts element: how many subjects
+// have failures, skips, successes, noops (or the corrective split), and
+// how many subjects there are.
+func Aggregate(d Dialect, p *query.CountsPlan) (*Built, error) {
+	b := &builder{d: d}
+	s, err := b.eventCounts(p, false)
+	if err != nil {
+		return nil, err
+	}
+	var cols []string
+	for _, c := range query.CountColumns(p.Corrective) {
+		cols = append(cols, fmt.Sprintf("COALESCE(SUM(CASE WHEN c.%s > 0 THEN 1 ELSE 0 END), 0)", c))
+	}
+	cols = append(cols, "COUNT(*)")
+	return &Built{SQL: "SELECT " + strings.Join(cols, ", ") + " FROM (" + s + ") c", Args: b.args}, nil
+}
+
+func (b *builder) eventCounts(p *query.CountsPlan, paging bool) (string, error) {
+	subject := query.SubjectColumns(p.SummarizeBy)
+	ev := p.Events
+	inner := []string{"e.status AS status"}
+	if p.Corrective {
+		inner = append(inner, "e.corrective_change AS corrective_change")
+	}
+	cols := map[string]string{"certname": "r.certname", "resource_type": "e.resource_type",
+		"resource_title": "e.resource_title", "containing_class": "e.containing_class"}
+	keep := append([]string(nil), subject...)
+	if p.CountBy == "certname" && p.SummarizeBy != "certname" {
+		keep = append(keep, "certname")
+	}
+	for _, c := range keep {
+		inner = append(inner, cols[c]+" AS "+c)
+	}
+	sel := strings.Join(inner, ", ")
+	if p.CountBy == "certname" {
+		sel = "DISTINCT " + sel
+	}
+	innerSQL, err := b.statement(ev, sel, false)
+	if err != nil {
+		return "", err
+	}
+	counts := query.CountColumns(p.Corrective)
+	var outer []string
+	for _, c := range subject {
+		outer = append(outer, "ev."+c+" AS "+c)
+	}
+	for _, c := range counts {
+		outer = append(outer, b.countSQL(c)+" AS "+c)
+	}
+	var sb strings.Builder
+	sb.WriteString("SELECT " + strings.Join(outer, ", ") + " FROM (" + innerSQL + ") ev GROUP BY ")
+	for i, c := range subject {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("ev." + c)
+	}
+	if f := p.Filter; f != nil {
+		sb.WriteString(" HAVING " + b.countSQL(f.Count) + " " + f.Op + " " + b.arg(f.Value))
+	}
+	if !paging {
+		return sb.String(), nil
+	}
+	if len(p.OrderBy) > 0 {
+		sb.WriteString(" ORDER BY ")
+		for i, o := range p.OrderBy {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString(o.Column)
+			nullable := o.Column == "containing_class"
+			switch {
+			case o.Desc && nullable:
+				sb.WriteString(" DESC NULLS FIRST")
+			case o.Desc:
+				sb.WriteString(" DESC")
+			case nullable:
+				sb.WriteString(" ASC NULLS LAST")
+			}
+		}
+	}
+	if p.Limit > 0 || p.Offset > 0 {
+		l, o := "", ""
+		if p.Limit > 0 {
+			l = b.arg(p.Limit)
+		}
+		if p.Offset > 0 {
+			o = b.arg(p.Offset)
+		}
+		sb.WriteString(b.d.LimitOffset(l, o))
+	}
+	return sb.String(), nil
+}
+
+func (b *builder) countSQL(name string) string {
+	e := countExpr(name)
+	if strings.Contains(e, "%s") {
+		v := b.d.Bool(!strings.HasPrefix(name, "intentional"))
+		lit := fmt.Sprint(v)
+		if bv, ok := v.(bool); ok {
+			lit = map[bool]string{true: "TRUE", false: "FALSE"}[bv]
+		}
+		e = fmt.Sprintf(e, lit)
+	}
+	return e
+}
