@@ -268,7 +268,7 @@ func streamRows(w http.ResponseWriter, r *http.Request, rows store.Rows, cols []
 			if err != nil {
 				return err
 			}
-			buf = jsonv.AppendPretty(buf, v)
+			buf = jsonv.AppendPretty(buf, reorderNested(v, 0))
 		} else if buf, err = enc.appendRow(buf); err != nil {
 			return err
 		}
@@ -355,4 +355,37 @@ func toInt(v any) int64 {
 		return int64(x)
 	}
 	return 0
+}
+
+// reorderNested reproduces what PuppetDB's pretty printer does to JSON it
+// re-parses (the PostgreSQL-rendered blobs of report rows): nested objects
+// of more than 8 members become Clojure hash maps with string keys and
+// come out in that map's iteration order, and decimals become Java
+// doubles (0.000693 prints as 6.93E-4). Top-level rows keep their order.
+func reorderNested(v any, depth int) any {
+	switch x := v.(type) {
+	case jsonv.Number:
+		if depth > 1 && !x.IsInteger() {
+			if f, err := strconv.ParseFloat(string(x), 64); err == nil {
+				return jsonv.Number(jsonv.JavaDouble(f))
+			}
+		}
+	case []any:
+		for i := range x {
+			x[i] = reorderNested(x[i], depth+1)
+		}
+	case *jsonv.Object:
+		for i := range x.Values {
+			x.Values[i] = reorderNested(x.Values[i], depth+1)
+		}
+		if depth > 0 && len(x.Keys) > 8 {
+			order := jsonv.StringKeyHashOrder(x.Keys)
+			vals := make([]any, len(order))
+			for i, k := range order {
+				vals[i], _ = x.Get(k)
+			}
+			x.Keys, x.Values = order, vals
+		}
+	}
+	return v
 }
