@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# bench-instance.sh start|stop|restart|pid PORT [--database URL] [--fresh]
+#
+# Runs a reportdb for the shared benchmark harness (../shared/bench/compare.sh):
+# built from this checkout into $STATE/reportdb, listening on 127.0.0.1:PORT,
+# with its embedded store in $STATE/data or the PostgreSQL database URL.
+# --fresh (with start/restart) empties the store first (drops and recreates the
+# PostgreSQL database, or removes the data directory).
+#   STATE defaults to ${TMPDIR:-/tmp}/reportdb-bench-PORT.
+set -euo pipefail
+cmd=${1:-}; port=${2:-}
+[[ -n "$cmd" && -n "$port" ]] || { echo "usage: $0 start|stop|restart|pid PORT [--database URL] [--fresh]" >&2; exit 2; }
+shift 2
+db=""; fresh=0
+while (($#)); do
+  case "$1" in
+    --database) db=$2; shift 2;;
+    --fresh) fresh=1; shift;;
+    *) echo "unknown argument $1" >&2; exit 2;;
+  esac
+done
+STATE=${REPORTDB_BENCH_STATE:-${TMPDIR:-/tmp}/reportdb-bench-$port}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$STATE"
+
+pid() { [[ -f "$STATE/pid" ]] && kill -0 "$(cat "$STATE/pid")" 2>/dev/null && cat "$STATE/pid"; }
+
+stop() {
+  local p
+  if p=$(pid); then kill "$p"; for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done; fi
+  rm -f "$STATE/pid"
+}
+
+start() {
+  (cd "$ROOT" && go build -o "$STATE/reportdb" ./cmd/reportdb)
+  if ((fresh)); then
+    if [[ -n "$db" ]]; then
+      "$STATE/reportdb" migrate --database "$db" --drop-first >/dev/null
+    else
+      rm -rf "$STATE/data"
+    fi
+  fi
+  local args=(serve --listen "127.0.0.1:$port")
+  if [[ -n "$db" ]]; then args+=(--database "$db"); else args+=(--data-dir "$STATE/data"); fi
+  : > "$STATE/log"
+  nohup "$STATE/reportdb" "${args[@]}" >>"$STATE/log" 2>&1 &
+  echo $! > "$STATE/pid"
+  for _ in $(seq 300); do grep -q "reportdb listening" "$STATE/log" && return 0; sleep 0.1; done
+  cat "$STATE/log" >&2; exit 1
+}
+
+case "$cmd" in
+  start) start;;
+  stop) stop;;
+  restart) stop; start;;
+  pid) pid;;
+  *) echo "unknown command $cmd" >&2; exit 2;;
+esac
