@@ -74,18 +74,17 @@ func appendValue(b []byte, c sqlgen.OutCol, v []any) ([]byte, error) {
 			return jsonv.AppendString(b, string(s)), nil
 		}
 	case query.Number:
-		switch n := x.(type) {
-		case int64:
+		if n, ok := asInt(x); ok {
 			return strconv.AppendInt(b, n, 10), nil
-		case int32:
-			return strconv.AppendInt(b, int64(n), 10), nil
+		}
+		switch n := x.(type) {
 		case float64:
 			return append(b, jsonv.JavaDouble(n)...), nil
 		case string:
 			return append(b, n...), nil
 		}
 	case query.Timestamp:
-		if ms, ok := x.(int64); ok {
+		if ms, ok := asInt(x); ok {
 			b = append(b, '"')
 			b = wire.AppendMillis(b, ms)
 			return append(b, '"'), nil
@@ -94,8 +93,9 @@ func appendValue(b []byte, c sqlgen.OutCol, v []any) ([]byte, error) {
 		switch t := x.(type) {
 		case bool:
 			return strconv.AppendBool(b, t), nil
-		case int64:
-			return strconv.AppendBool(b, t != 0), nil
+		}
+		if n, ok := asInt(x); ok {
+			return strconv.AppendBool(b, n != 0), nil
 		}
 	case query.Path:
 		switch p := x.(type) {
@@ -142,14 +142,15 @@ func appendValue(b []byte, c sqlgen.OutCol, v []any) ([]byte, error) {
 // appendAvg renders avg() as PostgreSQL's numeric does (full display
 // scale, e.g. 34.2786885245901639) from the sum and count.
 func appendAvg(b []byte, sum, count any) ([]byte, error) {
-	n, _ := count.(int64)
+	n, _ := asInt(count)
 	if n == 0 || sum == nil {
 		return append(b, "null"...), nil
 	}
 	s := new(big.Int)
+	if v, ok := asInt(sum); ok {
+		return append(b, pgcompat.AvgText(s.SetInt64(v), n)...), nil
+	}
 	switch x := sum.(type) {
-	case int64:
-		s.SetInt64(x)
 	case float64:
 		s.SetInt64(int64(x))
 	case string:
@@ -160,4 +161,21 @@ func appendAvg(b []byte, sum, count any) ([]byte, error) {
 		return nil, fmt.Errorf("bad sum %T", sum)
 	}
 	return append(b, pgcompat.AvgText(s, n)...), nil
+}
+
+// asInt reads the integer types database drivers return.
+func asInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int32:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	}
+	return 0, false
 }

@@ -118,9 +118,10 @@ func (s *Server) streamCounts(w http.ResponseWriter, r *http.Request, rows store
 }
 
 func int64Value(v any) jsonv.Number {
+	if n, ok := asInt(v); ok {
+		return jsonv.Number(strconv.FormatInt(n, 10))
+	}
 	switch x := v.(type) {
-	case int64:
-		return jsonv.Number(strconv.FormatInt(x, 10))
 	case float64:
 		return jsonv.Number(strconv.FormatInt(int64(x), 10))
 	case string:

@@ -176,7 +176,7 @@ func scalar(ctx context.Context, q store.Querier, b *sqlgen.Built) (int64, error
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
-	n, _ := v.(int64)
+	n, _ := asInt(v)
 	return n, nil
 }
 

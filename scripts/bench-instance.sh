@@ -5,7 +5,8 @@
 # built from this checkout into $STATE/reportdb, listening on 127.0.0.1:PORT,
 # with its embedded store in $STATE/data or the PostgreSQL database URL.
 # --fresh (with start/restart) empties the store first (drops and recreates the
-# PostgreSQL database, or removes the data directory).
+# PostgreSQL database as the postgres superuser, or removes the data directory).
+# Retention is disabled (--report-ttl 0): benchmark fleets have fixed dates.
 #   STATE defaults to ${TMPDIR:-/tmp}/reportdb-bench-PORT.
 set -euo pipefail
 cmd=${1:-}; port=${2:-}
@@ -35,12 +36,14 @@ start() {
   (cd "$ROOT" && go build -o "$STATE/reportdb" ./cmd/reportdb)
   if ((fresh)); then
     if [[ -n "$db" ]]; then
-      "$STATE/reportdb" migrate --database "$db" --drop-first >/dev/null
+      local name=${db##*/}; name=${name%%\?*}
+      runuser -u postgres -- psql -qAt -p "${PGPORT:-5432}" -c "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)" >/dev/null
+      runuser -u postgres -- psql -qAt -p "${PGPORT:-5432}" -c "CREATE DATABASE \"$name\"" >/dev/null
     else
       rm -rf "$STATE/data"
     fi
   fi
-  local args=(serve --listen "127.0.0.1:$port")
+  local args=(serve --listen "127.0.0.1:$port" --report-ttl 0)
   if [[ -n "$db" ]]; then args+=(--database "$db"); else args+=(--data-dir "$STATE/data"); fi
   : > "$STATE/log"
   nohup "$STATE/reportdb" "${args[@]}" >>"$STATE/log" 2>&1 &

@@ -18,6 +18,7 @@ const usage = `usage: reportdb <command> [flags]
 
 commands:
   serve     run the HTTP service
+  migrate   apply the database schema migrations
   version   print version, commit and Go version
 
 Run "reportdb <command> -h" for the flags of a command.
@@ -31,6 +32,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return runServe(args[1:], stdout, stderr)
+	case "migrate":
+		return runMigrate(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return runVersion(stdout)
 	case "help", "-h", "--help":

@@ -17,18 +17,22 @@ import (
 
 	"reportdb/httpapi"
 	"reportdb/ingest"
-	"reportdb/sqlite"
 	"reportdb/store"
 )
 
 // serveConfig is the effective configuration of `reportdb serve`.
 type serveConfig struct {
-	Listen       string
-	DataDir      string
-	MaxBodyBytes int64
-	QueryTimeout time.Duration
-	MaxBatch     int
-	LogFormat    string
+	Listen           string
+	DataDir          string
+	Database         string
+	MaxConnections   int
+	MaxBodyBytes     int64
+	QueryTimeout     time.Duration
+	MaxBatch         int
+	ReportTTL        time.Duration
+	GCInterval       time.Duration
+	CorrectiveCounts bool
+	LogFormat        string
 }
 
 func envOr(name, def string) string {
@@ -38,24 +42,67 @@ func envOr(name, def string) string {
 	return def
 }
 
+func defaultConfig() *serveConfig {
+	c := &serveConfig{
+		Listen:       envOr("REPORTDB_LISTEN", "127.0.0.1:8080"),
+		DataDir:      envOr("REPORTDB_DATA_DIR", "./data"),
+		Database:     envOr("REPORTDB_DATABASE", ""),
+		MaxBodyBytes: 64 << 20,
+		QueryTimeout: 2 * time.Minute,
+		MaxBatch:     256,
+		ReportTTL:    14 * 24 * time.Hour,
+		GCInterval:   time.Hour,
+		LogFormat:    envOr("REPORTDB_LOG_FORMAT", "text"),
+	}
+	if v, err := strconv.ParseInt(envOr("REPORTDB_MAX_BODY_BYTES", ""), 10, 64); err == nil {
+		c.MaxBodyBytes = v
+	}
+	if v, err := parseDuration(envOr("REPORTDB_QUERY_TIMEOUT", "")); err == nil && v > 0 {
+		c.QueryTimeout = v
+	}
+	if v, err := strconv.Atoi(envOr("REPORTDB_MAX_BATCH", "")); err == nil {
+		c.MaxBatch = v
+	}
+	if v, err := strconv.Atoi(envOr("REPORTDB_MAX_CONNECTIONS", "")); err == nil {
+		c.MaxConnections = v
+	}
+	if s, ok := os.LookupEnv("REPORTDB_REPORT_TTL"); ok {
+		if v, err := parseDuration(s); err == nil {
+			c.ReportTTL = v
+		}
+	}
+	if v, err := parseDuration(envOr("REPORTDB_GC_INTERVAL", "")); err == nil && v > 0 {
+		c.GCInterval = v
+	}
+	if v, err := strconv.ParseBool(envOr("REPORTDB_CORRECTIVE_COUNTS", "")); err == nil {
+		c.CorrectiveCounts = v
+	}
+	return c
+}
+
 func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
-	c := &serveConfig{}
+	c := defaultConfig()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.Listen, "listen", envOr("REPORTDB_LISTEN", "127.0.0.1:8080"), "HOST:PORT to serve plain HTTP on (env REPORTDB_LISTEN)")
-	fs.StringVar(&c.DataDir, "data-dir", envOr("REPORTDB_DATA_DIR", "./data"), "directory of the embedded database (env REPORTDB_DATA_DIR)")
-	maxBody, _ := strconv.ParseInt(envOr("REPORTDB_MAX_BODY_BYTES", "67108864"), 10, 64)
-	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", maxBody, "largest accepted report body in bytes, after gzip decoding (env REPORTDB_MAX_BODY_BYTES)")
-	qt, _ := time.ParseDuration(envOr("REPORTDB_QUERY_TIMEOUT", "2m"))
-	fs.DurationVar(&c.QueryTimeout, "query-timeout", qt, "longest a query may run (env REPORTDB_QUERY_TIMEOUT)")
-	mb, _ := strconv.Atoi(envOr("REPORTDB_MAX_BATCH", "256"))
-	fs.IntVar(&c.MaxBatch, "max-batch", mb, "most reports committed in one transaction (env REPORTDB_MAX_BATCH)")
-	fs.StringVar(&c.LogFormat, "log-format", envOr("REPORTDB_LOG_FORMAT", "text"), "log format: text or json (env REPORTDB_LOG_FORMAT)")
+	fs.StringVar(&c.Listen, "listen", c.Listen, "HOST:PORT to serve plain HTTP on (env REPORTDB_LISTEN)")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the embedded database (env REPORTDB_DATA_DIR)")
+	fs.StringVar(&c.Database, "database", c.Database, "PostgreSQL URL, e.g. postgres://user@host/db; empty: embedded database (env REPORTDB_DATABASE)")
+	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "PostgreSQL connection pool size; 0: automatic (env REPORTDB_MAX_CONNECTIONS)")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted report body in bytes, after gzip decoding (env REPORTDB_MAX_BODY_BYTES)")
+	fs.Var(durationFlag{&c.QueryTimeout}, "query-timeout", "longest a query may run (env REPORTDB_QUERY_TIMEOUT)")
+	fs.IntVar(&c.MaxBatch, "max-batch", c.MaxBatch, "most reports committed in one transaction (env REPORTDB_MAX_BATCH)")
+	fs.Var(durationFlag{&c.ReportTTL}, "report-ttl", "delete reports whose producer_timestamp is older than this; 0 disables (env REPORTDB_REPORT_TTL)")
+	fs.Var(durationFlag{&c.GCInterval}, "gc-interval", "how often retention runs (env REPORTDB_GC_INTERVAL)")
+	fs.BoolVar(&c.CorrectiveCounts, "corrective-counts", c.CorrectiveCounts, "event counts split successes and noops into intentional and corrective (env REPORTDB_CORRECTIVE_COUNTS)")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json (env REPORTDB_LOG_FORMAT)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return nil, fmt.Errorf("--log-format must be text or json")
 	}
 	return c, nil
 }
@@ -90,16 +137,15 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 // gracefully: stop accepting, finish in-flight requests and commits.
 // ready, when non-nil, receives the listening address.
 func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready chan<- string) error {
-	var backend store.Backend
-	db, err := sqlite.Open(cfg.DataDir)
+	backend, kind, err := openBackend(ctx, cfg.Database, cfg.DataDir, cfg.MaxConnections)
 	if err != nil {
-		return fmt.Errorf("open database: %w", err)
+		return err
 	}
-	backend = db
 	defer backend.Close()
 	committer := ingest.NewCommitter(backend, cfg.MaxBatch)
 	defer committer.Close()
-	api := httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxBodyBytes, QueryTimeout: cfg.QueryTimeout}, backend, committer, log)
+	api := httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxBodyBytes, QueryTimeout: cfg.QueryTimeout,
+		CorrectiveCounts: cfg.CorrectiveCounts}, backend, committer, log)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -108,7 +154,17 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready chan<-
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("reportdb listening", "addr", "http://"+ln.Addr().String(), "data_dir", cfg.DataDir, "database", "sqlite")
+
+	bg, cancelBG := context.WithCancel(context.Background())
+	defer cancelBG()
+	retention := &store.Retention{Backend: backend, TTL: cfg.ReportTTL, Interval: cfg.GCInterval, Log: log}
+	go retention.Run(bg)
+
+	attrs := []any{"addr", "http://" + ln.Addr().String(), "database", kind}
+	if kind == "sqlite" {
+		attrs = append(attrs, "data_dir", cfg.DataDir)
+	}
+	log.Info("reportdb listening", attrs...)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
@@ -118,6 +174,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready chan<-
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: finishing in-flight requests")
+	cancelBG()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdownCtx)

@@ -1,0 +1,70 @@
+-- reportdb schema (PostgreSQL). Timestamps are Unix milliseconds (UTC);
+-- text compares bytewise (COLLATE "C"), as on PuppetDB's reference database.
+CREATE TABLE certnames (
+  id bigserial PRIMARY KEY,
+  certname text COLLATE "C" NOT NULL UNIQUE,
+  latest_report_id bigint,
+  latest_report_timestamp bigint,
+  deactivated bigint,
+  expired bigint
+);
+
+CREATE TABLE environments (
+  id bigserial PRIMARY KEY,
+  name text COLLATE "C" NOT NULL UNIQUE
+);
+
+CREATE TABLE reports (
+  id bigserial PRIMARY KEY,
+  hash text COLLATE "C" NOT NULL UNIQUE,
+  certname text COLLATE "C" NOT NULL,
+  puppet_version text COLLATE "C" NOT NULL,
+  report_format smallint NOT NULL,
+  configuration_version text COLLATE "C" NOT NULL,
+  start_time bigint NOT NULL,
+  end_time bigint NOT NULL,
+  producer_timestamp bigint NOT NULL,
+  receive_time bigint NOT NULL,
+  producer text COLLATE "C",
+  environment text COLLATE "C" NOT NULL,
+  status text COLLATE "C",
+  noop boolean,
+  noop_pending boolean,
+  corrective_change boolean,
+  transaction_uuid text COLLATE "C",
+  catalog_uuid text COLLATE "C",
+  code_id text COLLATE "C",
+  job_id text COLLATE "C",
+  cached_catalog_status text COLLATE "C",
+  type text COLLATE "C" NOT NULL,
+  metrics text,
+  logs text,
+  resource_events text
+);
+CREATE INDEX reports_certname_start ON reports (certname, start_time);
+CREATE INDEX reports_end_time ON reports (end_time, id) WHERE type = 'agent';
+CREATE INDEX reports_producer_timestamp ON reports (producer_timestamp);
+
+-- Events are partitioned by day of their report's producer_timestamp
+-- (report_ts): retention drops whole partitions, and joins from a report
+-- carry report_ts so that they touch one partition.
+CREATE TABLE resource_events (
+  report_id bigint NOT NULL,
+  report_ts bigint NOT NULL,
+  status text COLLATE "C" NOT NULL,
+  timestamp bigint NOT NULL,
+  resource_type text COLLATE "C" NOT NULL,
+  resource_title text COLLATE "C" NOT NULL,
+  property text COLLATE "C",
+  new_value text COLLATE "C" NOT NULL,
+  old_value text COLLATE "C" NOT NULL,
+  message text COLLATE "C",
+  file text COLLATE "C",
+  line integer,
+  containment_path text[] COLLATE "C",
+  containing_class text COLLATE "C",
+  name text COLLATE "C",
+  corrective_change boolean
+) PARTITION BY RANGE (report_ts);
+CREATE INDEX resource_events_report ON resource_events (report_id);
+CREATE INDEX resource_events_timestamp ON resource_events (timestamp);

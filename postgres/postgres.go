@@ -1,0 +1,242 @@
+// Package postgres is the PostgreSQL storage backend, for fleets that
+// outgrow one machine: several stateless reportdb instances share one
+// database. Reports are written in bulk (one transaction per group-commit
+// batch, events with COPY), resource events are partitioned by day for
+// cheap retention, and schema migrations run under an advisory lock so
+// instances starting together are safe.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"reportdb"
+	"reportdb/query/sqlgen"
+	"reportdb/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Advisory lock keys (arbitrary constants, "rdb" in ASCII plus a suffix).
+const (
+	lockMigrate    int64 = 0x726462_01
+	lockPartitions int64 = 0x726462_02
+	lockRetention  int64 = 0x726462_03
+)
+
+// DB is the PostgreSQL backend.
+type DB struct {
+	pool    *pgxpool.Pool
+	dialect Dialect
+
+	mu         sync.Mutex
+	partitions map[int64]bool // days (Unix ms of 00:00 UTC) known to have a partition
+}
+
+var _ store.Backend = (*DB)(nil)
+
+// Options tune the connection pool.
+type Options struct {
+	MaxConns int32 // 0: 4 × GOMAXPROCS, at least 8
+}
+
+// Open connects to the database at url (a libpq URL or DSN), applies
+// pending migrations and returns the backend.
+func Open(ctx context.Context, url string, opt Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("database URL: %w", err)
+	}
+	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	cfg.ConnConfig.RuntimeParams["application_name"] = "reportdb"
+	if opt.MaxConns > 0 {
+		cfg.MaxConns = opt.MaxConns
+	} else if cfg.MaxConns < 8 {
+		cfg.MaxConns = 8
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{pool: pool, partitions: map[int64]bool{}}
+	if err := db.Migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	var hasCUTF8 bool
+	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'C.utf8')`).Scan(&hasCUTF8); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if hasCUTF8 {
+		db.dialect.RegexCollation = "C.utf8"
+	}
+	return db, nil
+}
+
+// Migrate applies the embedded migrations not yet recorded in
+// reportdb_schema_migrations, holding an advisory lock so concurrent
+// instances do not race.
+func (db *DB) Migrate(ctx context.Context) error {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", lockMigrate); err != nil {
+		return fmt.Errorf("migration lock: %w", err)
+	}
+	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", lockMigrate)
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS reportdb_schema_migrations (
+		version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return err
+	}
+	applied := map[int]bool{}
+	rows, err := conn.Query(ctx, "SELECT version FROM reportdb_schema_migrations")
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return err
+		}
+		applied[v] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	entries, err := migrations.ReadDir("migrations")
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v, err := strconv.Atoi(strings.SplitN(name, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: bad name", name)
+		}
+		if applied[v] {
+			continue
+		}
+		body, err := migrations.ReadFile("migrations/" + name)
+		if err != nil {
+			return err
+		}
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, string(body)); err != nil {
+			tx.Rollback(ctx)
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO reportdb_schema_migrations (version) VALUES ($1)", v); err != nil {
+			tx.Rollback(ctx)
+			return err
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Dialect implements store.Backend.
+func (db *DB) Dialect() sqlgen.Dialect { return db.dialect }
+
+// Close implements store.Backend.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// Snapshot implements store.Backend with a REPEATABLE READ, read-only
+// transaction (so a count and its rows agree).
+func (db *DB) Snapshot(ctx context.Context, fn func(store.Querier) error) error {
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.Background())
+	if err := fn(querier{tx}); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+type querier struct{ tx pgx.Tx }
+
+func (q querier) Query(ctx context.Context, sql string, args []any) (store.Rows, error) {
+	rows, err := q.tx.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return &pgRows{Rows: rows}, nil
+}
+
+// pgRows adapts pgx rows: Scan into *any yields text[] as []any, which is
+// normalised to []string.
+type pgRows struct{ pgx.Rows }
+
+func (r *pgRows) Scan(dest ...any) error {
+	if err := r.Rows.Scan(dest...); err != nil {
+		return mapError(err)
+	}
+	for _, d := range dest {
+		if p, ok := d.(*any); ok {
+			if arr, ok := (*p).([]any); ok {
+				ss := make([]string, len(arr))
+				for i, x := range arr {
+					ss[i], _ = x.(string)
+				}
+				*p = ss
+			}
+		}
+	}
+	return nil
+}
+
+func (r *pgRows) Err() error { return mapError(r.Rows.Err()) }
+
+// mapError turns PostgreSQL errors that a user's query can cause into 400s.
+func mapError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code[:2] {
+		case "22", "42": // data exception, syntax error or access rule violation
+			return &reportdb.Error{Code: reportdb.EINVALID, Message: "ERROR: " + pe.Message, Err: err}
+		}
+		if pe.Code == "57014" { // query_canceled (statement timeout)
+			return &reportdb.Error{Code: reportdb.ETIMEOUT, Message: "The query was cancelled because it ran longer than the query timeout", Err: err}
+		}
+	}
+	return err
+}
+
+// day returns the start (Unix ms, 00:00 UTC) of the day holding ms.
+func day(ms int64) int64 {
+	const d = int64(24 * time.Hour / time.Millisecond)
+	if ms < 0 {
+		return (ms - d + 1) / d * d
+	}
+	return ms / d * d
+}

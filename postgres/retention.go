@@ -1,0 +1,97 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"reportdb/store"
+)
+
+// DeleteReportsBefore implements store.Backend: reports whose
+// producer_timestamp is older than cutoff go, with their events. Event
+// partitions entirely older than cutoff are dropped whole; only the
+// partition holding the cutoff is deleted from row by row. A node whose
+// latest report goes keeps no latest report until a newer one arrives
+// (as in PuppetDB). While one instance runs it, others get store.ErrBusy.
+func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, error) {
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback(context.Background())
+	var got bool
+	if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", lockRetention).Scan(&got); err != nil {
+		return 0, err
+	}
+	if !got {
+		return 0, store.ErrBusy
+	}
+	// serialise with partition creation (DROP takes locks on the parent)
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockPartitions); err != nil {
+		return 0, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE certnames SET latest_report_id = NULL
+		WHERE latest_report_id IS NOT NULL AND latest_report_timestamp < $1`, cutoff); err != nil {
+		return 0, err
+	}
+	tag, err := tx.Exec(ctx, `DELETE FROM reports WHERE producer_timestamp < $1`, cutoff)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := tx.Query(ctx, `SELECT c.relname FROM pg_inherits i
+		JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+		WHERE p.relname = 'resource_events' AND c.relname LIKE 'resource_events_%'`)
+	if err != nil {
+		return 0, err
+	}
+	var drop []string
+	var dropped []int64
+	const dayMs = int64(24 * time.Hour / time.Millisecond)
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		t, err := time.Parse("20060102", strings.TrimPrefix(name, "resource_events_"))
+		if err != nil {
+			continue
+		}
+		if d := t.UnixMilli(); d+dayMs <= cutoff {
+			drop = append(drop, name)
+			dropped = append(dropped, d)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, name := range drop {
+		if _, err := tx.Exec(ctx, "DROP TABLE "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return 0, fmt.Errorf("drop partition %s: %w", name, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM resource_events WHERE report_ts < $1`, cutoff); err != nil {
+		return 0, err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM environments e
+		WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.environment = e.name)`); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, err
+	}
+	db.mu.Lock()
+	for _, d := range dropped {
+		delete(db.partitions, d)
+	}
+	db.mu.Unlock()
+	return tag.RowsAffected(), nil
+}
+
+var _ = strconv.Itoa

@@ -1,0 +1,65 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// ErrBusy is returned by DeleteReportsBefore when another instance is
+// running retention right now (PostgreSQL); the run is simply skipped.
+var ErrBusy = errors.New("retention is running in another instance")
+
+// Retention deletes reports older than TTL (PuppetDB's report-ttl) every
+// Interval, starting one interval after Run is called (as PuppetDB's
+// garbage collection does).
+type Retention struct {
+	Backend  Backend
+	TTL      time.Duration // <= 0 disables retention
+	Interval time.Duration
+	Now      func() time.Time
+	Log      *slog.Logger
+	// OnRun, when set, is told about each run (for metrics).
+	OnRun func(deleted int64, d time.Duration, err error)
+}
+
+// Run loops until ctx ends.
+func (r *Retention) Run(ctx context.Context) {
+	if r.TTL <= 0 || r.Interval <= 0 {
+		return
+	}
+	t := time.NewTicker(r.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.RunOnce(ctx)
+		}
+	}
+}
+
+// RunOnce deletes what has expired now.
+func (r *Retention) RunOnce(ctx context.Context) (int64, error) {
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	start := time.Now()
+	cutoff := now().Add(-r.TTL).UnixMilli()
+	n, err := r.Backend.DeleteReportsBefore(ctx, cutoff)
+	if r.OnRun != nil {
+		r.OnRun(n, time.Since(start), err)
+	}
+	switch {
+	case errors.Is(err, ErrBusy):
+		r.Log.Debug("retention skipped: running elsewhere")
+	case err != nil:
+		r.Log.Error("retention failed", "err", err)
+	default:
+		r.Log.Info("retention", "deleted_reports", n, "cutoff", time.UnixMilli(cutoff).UTC().Format(time.RFC3339), "took", time.Since(start).Round(time.Millisecond))
+	}
+	return n, err
+}
