@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -295,9 +297,9 @@ var _ = errors.New
 
 // explain answers explain=analyze: [{"query plan": ...}] with the
 // database's description of the statement (PuppetDB returns PostgreSQL's
-// EXPLAIN output the same way).
+// EXPLAIN (ANALYZE, FORMAT JSON) output the same way).
 func (s *Server) explain(ctx context.Context, w http.ResponseWriter, r *http.Request, built *sqlgen.Built) {
-	var plan []any
+	var lines []any
 	err := s.backend.Snapshot(ctx, func(q store.Querier) error {
 		rows, err := q.Query(ctx, s.backend.Dialect().Explain(built.SQL), built.Args)
 		if err != nil {
@@ -307,7 +309,6 @@ func (s *Server) explain(ctx context.Context, w http.ResponseWriter, r *http.Req
 		for rows.Next() {
 			var vals [4]any
 			n := 4
-			var err error
 			for ; n > 0; n-- {
 				ptrs := make([]any, n)
 				for i := range ptrs {
@@ -320,6 +321,12 @@ func (s *Server) explain(ctx context.Context, w http.ResponseWriter, r *http.Req
 			if err != nil {
 				return err
 			}
+			if n == 1 {
+				if v, ok := explainJSON(vals[0]); ok {
+					lines = append(lines, v)
+					continue
+				}
+			}
 			var parts []string
 			for _, v := range vals[:n] {
 				switch x := v.(type) {
@@ -329,10 +336,10 @@ func (s *Server) explain(ctx context.Context, w http.ResponseWriter, r *http.Req
 					parts = append(parts, string(x))
 				case nil:
 				default:
-					parts = append(parts, strconv.FormatInt(toInt(x), 10))
+					parts = append(parts, fmt.Sprint(x))
 				}
 			}
-			plan = append(plan, strings.Join(parts, " "))
+			lines = append(lines, strings.Join(parts, " "))
 		}
 		return rows.Err()
 	})
@@ -340,11 +347,40 @@ func (s *Server) explain(ctx context.Context, w http.ResponseWriter, r *http.Req
 		s.writeError(w, r, err)
 		return
 	}
-	row := &jsonv.Object{Keys: []string{"query plan"}, Values: []any{plan}}
-	out := []any{row}
-	w.Header().Set("Content-Type", ctJSON)
-	w.WriteHeader(http.StatusOK)
-	w.Write(jsonv.AppendCompact(nil, out))
+	var plan any = lines
+	if len(lines) == 1 {
+		if _, isText := lines[0].(string); !isText {
+			plan = lines[0]
+		}
+	}
+	writeCompact(w, http.StatusOK, []any{&jsonv.Object{Keys: []string{"query plan"}, Values: []any{plan}}})
+}
+
+// explainJSON turns a JSON plan (text, or as decoded by the driver) into a
+// jsonv value.
+func explainJSON(v any) (any, bool) {
+	var b []byte
+	switch x := v.(type) {
+	case string:
+		b = []byte(x)
+	case []byte:
+		b = x
+	case map[string]any, []any:
+		var err error
+		if b, err = json.Marshal(x); err != nil {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	j, err := jsonv.Parse(b)
+	if err != nil {
+		return nil, false
+	}
+	if _, ok := j.(string); ok {
+		return nil, false
+	}
+	return j, true
 }
 
 func toInt(v any) int64 {

@@ -13,18 +13,22 @@ import (
 	"reportdb"
 )
 
-var eventColumns = []string{"report_id", "report_ts", "status", "timestamp", "resource_type",
+var eventColumns = []string{"report_id", "status", "timestamp", "resource_type",
 	"resource_title", "property", "new_value", "old_value", "message", "file", "line",
 	"containment_path", "containing_class", "name", "corrective_change"}
 
-const insertReports = `INSERT INTO reports (hash, certname, puppet_version, report_format,
+var insertReports = `INSERT INTO reports (id, hash, certname, puppet_version, report_format,
  configuration_version, start_time, end_time, producer_timestamp, receive_time, producer,
  environment, status, noop, noop_pending, corrective_change, transaction_uuid, catalog_uuid,
  code_id, job_id, cached_catalog_status, type, metrics, logs, resource_events)
-SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::smallint[], $5::text[], $6::bigint[],
- $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::boolean[],
- $14::boolean[], $15::boolean[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[],
- $21::text[], $22::text[], $23::text[], $24::text[])
+SELECT ` + idSQL("t.producer_timestamp") + `, t.* FROM unnest($1::text[], $2::text[], $3::text[],
+ $4::smallint[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::text[],
+ $11::text[], $12::text[], $13::boolean[], $14::boolean[], $15::boolean[], $16::text[], $17::text[],
+ $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[])
+ AS t(hash, certname, puppet_version, report_format, configuration_version, start_time, end_time,
+ producer_timestamp, receive_time, producer, environment, status, noop, noop_pending,
+ corrective_change, transaction_uuid, catalog_uuid, code_id, job_id, cached_catalog_status, type,
+ metrics, logs, resource_events)
 ON CONFLICT (hash) DO NOTHING
 RETURNING id, hash`
 
@@ -141,7 +145,7 @@ func (db *DB) storeBatch(ctx context.Context, reports []*reportdb.Report) ([]rep
 			if e.ContainmentPath != nil {
 				path = e.ContainmentPath
 			}
-			eventRows = append(eventRows, []any{id, r.ProducerTimestamp, e.Status, e.Timestamp,
+			eventRows = append(eventRows, []any{id, e.Status, e.Timestamp,
 				e.ResourceType, e.ResourceTitle, e.Property, e.NewValue, e.OldValue, e.Message, e.File,
 				line, path, e.ContainingClass, e.Name, e.CorrectiveChange})
 		}
@@ -211,7 +215,7 @@ func (db *DB) ensurePartitions(ctx context.Context, reports []*reportdb.Report) 
 	var missing []int64
 	db.mu.Lock()
 	for _, r := range reports {
-		d := day(r.ProducerTimestamp)
+		d := dayIndex(r.ProducerTimestamp)
 		if !db.partitions[d] && !contains(missing, d) {
 			missing = append(missing, d)
 		}
@@ -228,12 +232,12 @@ func (db *DB) ensurePartitions(ctx context.Context, reports []*reportdb.Report) 
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockPartitions); err != nil {
 		return err
 	}
-	const dayMs = int64(24 * time.Hour / time.Millisecond)
 	for _, d := range missing {
 		name := partitionName(d)
+		lo, hi := idRange(d)
 		if _, err := tx.Exec(ctx, fmt.Sprintf(
 			`CREATE TABLE IF NOT EXISTS %s PARTITION OF resource_events FOR VALUES FROM (%d) TO (%d)`,
-			pgx.Identifier{name}.Sanitize(), d, d+dayMs)); err != nil {
+			pgx.Identifier{name}.Sanitize(), lo, hi)); err != nil {
 			return fmt.Errorf("create partition %s: %w", name, err)
 		}
 	}
@@ -248,8 +252,9 @@ func (db *DB) ensurePartitions(ctx context.Context, reports []*reportdb.Report) 
 	return nil
 }
 
+// partitionName names the events partition of day d (day index).
 func partitionName(d int64) string {
-	return "resource_events_" + time.UnixMilli(d).UTC().Format("20060102")
+	return "resource_events_" + time.UnixMilli(d*dayMs).UTC().Format("20060102")
 }
 
 func contains(xs []int64, x int64) bool {

@@ -223,3 +223,20 @@ func TestRetentionDropsPartitions(t *testing.T) {
 }
 
 var _ = jsonv.Compact
+
+// TestExplain: explain=analyze returns PostgreSQL's JSON plan.
+func TestExplain(t *testing.T) {
+	h := storetest.NewServer(t, openURL(t, pgtest.NewDatabase(t)))
+	submit(t, h, "a", reportBody("a", time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli()))
+	rows := getRows(t, h, "/pdb/query/v4/events", url.Values{"query": {`["=","certname","a"]`}, "explain": {"analyze"}})
+	if len(rows) != 1 {
+		t.Fatalf("explain rows: %v", rows)
+	}
+	plan, ok := rows[0]["query plan"].([]any)
+	if !ok || len(plan) == 0 {
+		t.Fatalf("explain plan: %v", rows[0])
+	}
+	if _, ok := plan[0].(map[string]any)["Plan"]; !ok {
+		t.Fatalf("not PostgreSQL's JSON plan: %v", plan[0])
+	}
+}

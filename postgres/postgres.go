@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -42,7 +41,7 @@ type DB struct {
 	dialect Dialect
 
 	mu         sync.Mutex
-	partitions map[int64]bool // days (Unix ms of 00:00 UTC) known to have a partition
+	partitions map[int64]bool // day indexes known to have an events partition
 }
 
 var _ store.Backend = (*DB)(nil)
@@ -61,6 +60,10 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	}
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "reportdb"
+	// Plan every query with its parameter values: generic plans cannot
+	// use them (partial indexes, selectivity of the filter values), and
+	// reportdb's queries vary too much to gain from cached plans.
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	if opt.MaxConns > 0 {
 		cfg.MaxConns = opt.MaxConns
 	} else if cfg.MaxConns < 8 {
@@ -230,13 +233,4 @@ func mapError(err error) error {
 		}
 	}
 	return err
-}
-
-// day returns the start (Unix ms, 00:00 UTC) of the day holding ms.
-func day(ms int64) int64 {
-	const d = int64(24 * time.Hour / time.Millisecond)
-	if ms < 0 {
-		return (ms - d + 1) / d * d
-	}
-	return ms / d * d
 }

@@ -39,10 +39,7 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		WHERE latest_report_id IS NOT NULL AND latest_report_timestamp < $1`, cutoff); err != nil {
 		return 0, err
 	}
-	tag, err := tx.Exec(ctx, `DELETE FROM reports WHERE producer_timestamp < $1`, cutoff)
-	if err != nil {
-		return 0, err
-	}
+	// whole days of events go as partitions
 	rows, err := tx.Query(ctx, `SELECT c.relname FROM pg_inherits i
 		JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
 		WHERE p.relname = 'resource_events' AND c.relname LIKE 'resource_events_%'`)
@@ -51,7 +48,6 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 	}
 	var drop []string
 	var dropped []int64
-	const dayMs = int64(24 * time.Hour / time.Millisecond)
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
@@ -62,7 +58,7 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		if err != nil {
 			continue
 		}
-		if d := t.UnixMilli(); d+dayMs <= cutoff {
+		if d := dayIndex(t.UnixMilli()); (d+1)*dayMs <= cutoff {
 			drop = append(drop, name)
 			dropped = append(dropped, d)
 		}
@@ -76,7 +72,13 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 			return 0, fmt.Errorf("drop partition %s: %w", name, err)
 		}
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM resource_events WHERE report_ts < $1`, cutoff); err != nil {
+	// then the reports, and the events of the expired reports of the day
+	// that holds the cutoff (the only partition with expired rows left)
+	lo, _ := idRange(dayIndex(cutoff))
+	var deleted int64
+	if err := tx.QueryRow(ctx, `WITH gone AS (DELETE FROM reports WHERE producer_timestamp < $1 RETURNING id),
+		ev AS (DELETE FROM resource_events WHERE report_id IN (SELECT id FROM gone WHERE id >= $2))
+		SELECT count(*) FROM gone`, cutoff, lo).Scan(&deleted); err != nil {
 		return 0, err
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM environments e
@@ -91,7 +93,7 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		delete(db.partitions, d)
 	}
 	db.mu.Unlock()
-	return tag.RowsAffected(), nil
+	return deleted, nil
 }
 
 var _ = strconv.Itoa

@@ -176,7 +176,7 @@ var Events = (&Entity{
 		"old_value", "containing_class", "line", "resource_type", "status", "configuration_version",
 		"resource_title", "environment", "timestamp", "run_end_time", "report_receive_time",
 		"containment_path", "certname", "message"},
-	From:     "resource_events e JOIN reports r ON r.id = e.report_id AND r.producer_timestamp = e.report_ts",
+	From:     "resource_events e JOIN reports r ON r.id = e.report_id",
 	Certname: "r.certname",
 	Relations: withCertnameRelations(map[string]Relationship{
 		"reports":      {Local: "report", Foreign: "hash"},

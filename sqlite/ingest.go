@@ -16,9 +16,9 @@ const insertReport = `INSERT INTO reports (hash, certname, puppet_version, repor
  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
  ON CONFLICT (hash) DO NOTHING`
 
-const insertEvent = `INSERT INTO resource_events (report_id, report_ts, status, timestamp, resource_type,
+const insertEvent = `INSERT INTO resource_events (report_id, status, timestamp, resource_type,
  resource_title, property, new_value, old_value, message, file, line, containment_path,
- containing_class, name, corrective_change) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+ containing_class, name, corrective_change) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // StoreReports implements store.Backend.
 func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]reportdb.Outcome, []error, error) {
@@ -125,7 +125,7 @@ func (s *statements) store(ctx context.Context, r *reportdb.Report) (reportdb.Ou
 		if e.Line != nil {
 			line = *e.Line
 		}
-		if _, err := s.event.ExecContext(ctx, id, r.ProducerTimestamp, e.Status, e.Timestamp, e.ResourceType,
+		if _, err := s.event.ExecContext(ctx, id, e.Status, e.Timestamp, e.ResourceType,
 			e.ResourceTitle, str(e.Property), e.NewValue, e.OldValue, str(e.Message), str(e.File),
 			line, path, str(e.ContainingClass), str(e.Name), boolean(e.CorrectiveChange)); err != nil {
 			return 0, fmt.Errorf("event: %w", err)

@@ -14,8 +14,14 @@ CREATE TABLE environments (
   name text COLLATE "C" NOT NULL UNIQUE
 );
 
+-- A report's id carries the day (UTC) of its producer_timestamp in its
+-- upper bits: id = (day + 100000) * 2^32 + n (see postgres/ids.go), so the
+-- events of a report live in that day's partition and a join on
+-- report_id alone reaches exactly one partition.
+CREATE SEQUENCE reports_seq;
+
 CREATE TABLE reports (
-  id bigserial PRIMARY KEY,
+  id bigint PRIMARY KEY,
   hash text COLLATE "C" NOT NULL UNIQUE,
   certname text COLLATE "C" NOT NULL,
   puppet_version text COLLATE "C" NOT NULL,
@@ -45,12 +51,10 @@ CREATE INDEX reports_certname_start ON reports (certname, start_time);
 CREATE INDEX reports_end_time ON reports (end_time, id) WHERE type = 'agent';
 CREATE INDEX reports_producer_timestamp ON reports (producer_timestamp);
 
--- Events are partitioned by day of their report's producer_timestamp
--- (report_ts): retention drops whole partitions, and joins from a report
--- carry report_ts so that they touch one partition.
+-- Events are partitioned by day of their report's producer_timestamp,
+-- i.e. by ranges of report_id: retention drops whole partitions.
 CREATE TABLE resource_events (
   report_id bigint NOT NULL,
-  report_ts bigint NOT NULL,
   status text COLLATE "C" NOT NULL,
   timestamp bigint NOT NULL,
   resource_type text COLLATE "C" NOT NULL,
@@ -65,6 +69,6 @@ CREATE TABLE resource_events (
   containing_class text COLLATE "C",
   name text COLLATE "C",
   corrective_change boolean
-) PARTITION BY RANGE (report_ts);
+) PARTITION BY RANGE (report_id);
 CREATE INDEX resource_events_report ON resource_events (report_id);
 CREATE INDEX resource_events_timestamp ON resource_events (timestamp);

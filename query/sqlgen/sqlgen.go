@@ -141,10 +141,10 @@ func (b *builder) from(p *query.Plan) string {
 	if p.DistinctLatest != nil {
 		cond += " AND " + latestSQL("e2.report_id", *p.DistinctLatest)
 	}
-	return "resource_events e JOIN reports r ON r.id = e.report_id AND r.producer_timestamp = e.report_ts JOIN (" +
+	return "resource_events e JOIN reports r ON r.id = e.report_id JOIN (" +
 		"SELECT r2.certname AS certname, e2.resource_type AS resource_type, e2.resource_title AS resource_title, " +
 		"e2.property AS property, e2.name AS name, MAX(e2.timestamp) AS ts " +
-		"FROM resource_events e2 JOIN reports r2 ON r2.id = e2.report_id AND r2.producer_timestamp = e2.report_ts WHERE " + cond +
+		"FROM resource_events e2 JOIN reports r2 ON r2.id = e2.report_id WHERE " + cond +
 		" GROUP BY r2.certname, e2.resource_type, e2.resource_title, e2.property, e2.name) d " +
 		"ON d.certname = r.certname AND d.resource_type = e.resource_type AND d.resource_title = e.resource_title AND " +
 		b.d.NotDistinct("d.property", "e.property") + " AND " + b.d.NotDistinct("d.name", "e.name") +

@@ -46,7 +46,6 @@ CREATE INDEX IF NOT EXISTS reports_producer_timestamp ON reports (producer_times
 
 CREATE TABLE IF NOT EXISTS resource_events (
   report_id INTEGER NOT NULL REFERENCES reports (id) ON DELETE CASCADE,
-  report_ts INTEGER NOT NULL,
   status TEXT NOT NULL,
   timestamp INTEGER NOT NULL,
   resource_type TEXT NOT NULL,
