@@ -306,19 +306,14 @@ func (s *Server) explain(ctx context.Context, w http.ResponseWriter, r *http.Req
 			return err
 		}
 		defer rows.Close()
+		n := rows.NumColumns()
+		vals := make([]any, n)
+		ptrs := make([]any, n)
+		for i := range ptrs {
+			ptrs[i] = &vals[i]
+		}
 		for rows.Next() {
-			var vals [4]any
-			n := 4
-			for ; n > 0; n-- {
-				ptrs := make([]any, n)
-				for i := range ptrs {
-					ptrs[i] = &vals[i]
-				}
-				if err = rows.Scan(ptrs...); err == nil {
-					break
-				}
-			}
-			if err != nil {
+			if err := rows.Scan(ptrs...); err != nil {
 				return err
 			}
 			if n == 1 {
@@ -328,7 +323,7 @@ func (s *Server) explain(ctx context.Context, w http.ResponseWriter, r *http.Req
 				}
 			}
 			var parts []string
-			for _, v := range vals[:n] {
+			for _, v := range vals {
 				switch x := v.(type) {
 				case string:
 					parts = append(parts, x)

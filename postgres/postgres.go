@@ -206,7 +206,7 @@ func (r *pgRows) Scan(dest ...any) error {
 	}
 	for _, d := range dest {
 		if p, ok := d.(*any); ok {
-			if arr, ok := (*p).([]any); ok {
+			if arr, ok := (*p).([]any); ok && r.isTextArray(d, dest) {
 				ss := make([]string, len(arr))
 				for i, x := range arr {
 					ss[i], _ = x.(string)
@@ -218,7 +218,20 @@ func (r *pgRows) Scan(dest ...any) error {
 	return nil
 }
 
+// isTextArray reports whether destination d receives a text[] column.
+func (r *pgRows) isTextArray(d any, dest []any) bool {
+	fields := r.Rows.FieldDescriptions()
+	for i := range dest {
+		if dest[i] == d && i < len(fields) {
+			return fields[i].DataTypeOID == 1009 // _text
+		}
+	}
+	return false
+}
+
 func (r *pgRows) Err() error { return mapError(r.Rows.Err()) }
+
+func (r *pgRows) NumColumns() int { return len(r.Rows.FieldDescriptions()) }
 
 // mapError turns PostgreSQL errors that a user's query can cause into 400s.
 func mapError(err error) error {

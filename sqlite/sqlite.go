@@ -160,6 +160,11 @@ type sqlRows struct{ *sql.Rows }
 
 func (r sqlRows) Close() { r.Rows.Close() }
 
+func (r sqlRows) NumColumns() int {
+	cols, _ := r.Rows.Columns()
+	return len(cols)
+}
+
 // DeleteReportsBefore implements store.Backend.
 func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, error) {
 	db.mu.Lock()

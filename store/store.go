@@ -38,6 +38,8 @@ type Querier interface {
 // Rows iterates over a result set; Scan takes pointers to any and stores
 // int64, float64, string, []byte, bool, []string or nil.
 type Rows interface {
+	// NumColumns is the number of result columns.
+	NumColumns() int
 	Next() bool
 	Scan(dest ...any) error
 	Err() error
