@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"reportdb"
@@ -69,30 +70,48 @@ func (s *Server) handleCommand(w http.ResponseWriter, r *http.Request) {
 	writePretty(w, http.StatusOK, resp)
 }
 
+var gzipReaders sync.Pool
+
 // readBody reads a submission body, gunzipping Content-Encoding: gzip, and
-// enforces the size limit on the decoded bytes.
+// enforces the size limit on the decoded bytes. The buffer is sized from
+// X-Uncompressed-Length (the terminus sends it) or Content-Length.
 func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	var in io.Reader = r.Body
+	hint := r.ContentLength
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 	case "gzip":
-		zr, err := gzip.NewReader(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+		src := io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1)
+		zr, _ := gzipReaders.Get().(*gzip.Reader)
+		var err error
+		if zr == nil {
+			zr, err = gzip.NewReader(src)
+		} else {
+			err = zr.Reset(src)
+		}
 		if err != nil {
 			return nil, reportdb.Errorf(reportdb.EINVALID, "The request body is not valid gzip: %v", err)
 		}
-		defer zr.Close()
+		defer gzipReaders.Put(zr)
 		in = zr
+		hint = 0
+		if n, err := strconv.ParseInt(r.Header.Get("X-Uncompressed-Length"), 10, 64); err == nil {
+			hint = n
+		}
 	default:
 		return nil, &reportdb.Error{Code: reportdb.EUNSUPPORTED, Message: "content encoding " + enc + " not supported"}
 	}
-	b, err := io.ReadAll(io.LimitReader(in, s.cfg.MaxBodyBytes+1))
-	if err != nil {
+	if hint <= 0 || hint > s.cfg.MaxBodyBytes {
+		hint = 64 << 10
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, hint+1))
+	if _, err := buf.ReadFrom(io.LimitReader(in, s.cfg.MaxBodyBytes+1)); err != nil {
 		return nil, reportdb.Errorf(reportdb.EINVALID, "Could not read the request body: %v", err)
 	}
-	if int64(len(b)) > s.cfg.MaxBodyBytes {
+	if int64(buf.Len()) > s.cfg.MaxBodyBytes {
 		return nil, reportdb.Errorf(reportdb.ETOOLARGE, "Command rejected due to size exceeding max-command-size (%d bytes)", s.cfg.MaxBodyBytes)
 	}
-	return b, nil
+	return buf.Bytes(), nil
 }
 
 // command is a parsed /pdb/cmd/v1 submission.

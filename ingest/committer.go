@@ -45,14 +45,30 @@ type result struct {
 }
 
 // NewCommitter starts a committer writing to backend with at most maxBatch
-// reports per transaction.
+// reports per transaction. A backend that can write several batches at
+// once says how many through a Writers() int method (PostgreSQL); others
+// get one writer (SQLite has a single writer anyway).
 func NewCommitter(backend store.Backend, maxBatch int) *Committer {
+	return NewCommitterWriters(backend, maxBatch, 0)
+}
+
+// NewCommitterWriters is NewCommitter with an explicit number of
+// concurrent writers (0: the backend's choice).
+func NewCommitterWriters(backend store.Backend, maxBatch, writers int) *Committer {
 	if maxBatch < 1 {
 		maxBatch = 1
 	}
+	if writers <= 0 {
+		writers = 1
+		if w, ok := backend.(interface{ Writers() int }); ok && w.Writers() > 1 {
+			writers = w.Writers()
+		}
+	}
 	c := &Committer{backend: backend, maxBatch: maxBatch, reqs: make(chan *request, maxBatch), quit: make(chan struct{})}
-	c.wg.Add(1)
-	go c.loop()
+	for i := 0; i < writers; i++ {
+		c.wg.Add(1)
+		go c.loop()
+	}
 	return c
 }
 

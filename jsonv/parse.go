@@ -3,6 +3,7 @@ package jsonv
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -90,6 +91,10 @@ func ParseFirst(data []byte) (v any, rest []byte, empty bool, err error) {
 type parser struct {
 	in  []byte
 	pos int
+	// vals and keys are scratch stacks: elements of the containers being
+	// parsed are pushed here and copied out once, at their final size.
+	vals []any
+	keys []string
 }
 
 func (p *parser) ws() {
@@ -242,11 +247,12 @@ func (p *parser) str() (string, error) {
 	p.pos++ // opening quote
 	start := p.pos
 	// fast path: no escapes
+	ascii := true
 	for i := start; i < len(p.in); i++ {
 		c := p.in[i]
 		if c == '"' {
 			s := string(p.in[start:i])
-			if !utf8.ValidString(s) {
+			if !ascii && !utf8.ValidString(s) {
 				s = strings.ToValidUTF8(s, "\uFFFD")
 			}
 			p.pos = i + 1
@@ -254,6 +260,9 @@ func (p *parser) str() (string, error) {
 		}
 		if c == '\\' || c < 0x20 {
 			break
+		}
+		if c >= 0x80 {
+			ascii = false
 		}
 	}
 	var b strings.Builder
@@ -352,12 +361,13 @@ func (p *parser) markerDesc(open int) string {
 func (p *parser) array(depth int) (any, error) {
 	open := p.pos
 	p.pos++
-	out := []any{}
 	p.ws()
 	if p.pos < len(p.in) && p.in[p.pos] == ']' {
 		p.pos++
-		return out, nil
+		return []any{}, nil
 	}
+	base := len(p.vals)
+	defer func() { p.vals = p.vals[:base] }()
 	for {
 		p.ws()
 		if p.pos >= len(p.in) {
@@ -367,7 +377,7 @@ func (p *parser) array(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, v)
+		p.vals = append(p.vals, v)
 		p.ws()
 		if p.pos >= len(p.in) {
 			return nil, p.errAt(len(p.in)+1, "Unexpected end-of-input: expected close marker for Array (start marker at "+p.markerDesc(open)+")")
@@ -377,7 +387,7 @@ func (p *parser) array(depth int) (any, error) {
 			p.pos++
 		case ']':
 			p.pos++
-			return out, nil
+			return append([]any(nil), p.vals[base:]...), nil
 		default:
 			return nil, p.unexpected("was expecting comma to separate Array entries")
 		}
@@ -387,12 +397,13 @@ func (p *parser) array(depth int) (any, error) {
 func (p *parser) object(depth int) (any, error) {
 	open := p.pos
 	p.pos++
-	out := &Object{}
 	p.ws()
 	if p.pos < len(p.in) && p.in[p.pos] == '}' {
 		p.pos++
-		return out, nil
+		return &Object{}, nil
 	}
+	kbase, vbase := len(p.keys), len(p.vals)
+	defer func() { p.keys, p.vals = p.keys[:kbase], p.vals[:vbase] }()
 	eof := func() error {
 		return p.errAt(len(p.in)+1, "Unexpected end-of-input: expected close marker for Object (start marker at "+p.markerDesc(open)+")")
 	}
@@ -404,7 +415,7 @@ func (p *parser) object(depth int) (any, error) {
 		if p.in[p.pos] != '"' {
 			return nil, p.unexpected("was expecting double-quote to start field name")
 		}
-		k, err := p.str()
+		k, err := p.key()
 		if err != nil {
 			return nil, err
 		}
@@ -424,8 +435,8 @@ func (p *parser) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Keys = append(out.Keys, k)
-		out.Values = append(out.Values, v)
+		p.keys = append(p.keys, k)
+		p.vals = append(p.vals, v)
 		p.ws()
 		if p.pos >= len(p.in) {
 			return nil, eof()
@@ -435,9 +446,49 @@ func (p *parser) object(depth int) (any, error) {
 			p.pos++
 		case '}':
 			p.pos++
-			return out, nil
+			return &Object{Keys: append([]string(nil), p.keys[kbase:]...), Values: append([]any(nil), p.vals[vbase:]...)}, nil
 		default:
 			return nil, p.unexpected("was expecting comma to separate Object entries")
 		}
 	}
+}
+
+// Object keys repeat across documents (every event has "status",
+// "timestamp", ...): short escape-free keys are interned so that parsing
+// does not allocate them again and again.
+var (
+	internMu sync.RWMutex
+	interned = map[string]string{}
+)
+
+const maxInterned = 4096
+
+func (p *parser) key() (string, error) {
+	start := p.pos + 1
+	for i := start; i < len(p.in) && i-start <= 64; i++ {
+		c := p.in[i]
+		if c == '"' {
+			b := p.in[start:i]
+			internMu.RLock()
+			s, ok := interned[string(b)]
+			internMu.RUnlock()
+			if ok {
+				p.pos = i + 1
+				return s, nil
+			}
+			break
+		}
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			break
+		}
+	}
+	s, err := p.str()
+	if err == nil && len(s) <= 64 {
+		internMu.Lock()
+		if len(interned) < maxInterned {
+			interned[s] = s
+		}
+		internMu.Unlock()
+	}
+	return s, err
 }

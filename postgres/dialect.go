@@ -66,3 +66,22 @@ func (Dialect) LimitOffset(limit, offset string) string {
 
 // Explain implements sqlgen.Dialect.
 func (Dialect) Explain(sql string) string { return "EXPLAIN (ANALYZE, FORMAT JSON) " + sql }
+
+// resourceEventsSQL builds a report row's resource_events.data as PuppetDB
+// does: json_agg of row_to_json over the report's events, so PostgreSQL
+// renders it (", " between objects, timestamptz and jsonb formatting); NULL
+// for a report without events.
+const resourceEventsSQL = `(SELECT json_agg(ev)::text FROM (SELECT e.status,
+ (timestamptz 'epoch' + e.timestamp * interval '1 millisecond') AS timestamp,
+ e.resource_type, e.resource_title, e.property, NULL::boolean AS corrective_change,
+ e.new_value::jsonb AS new_value, e.old_value::jsonb AS old_value, e.message, e.file, e.line,
+ e.containment_path, e.containing_class, e.name
+ FROM resource_events e WHERE e.report_id = r.id) ev)`
+
+// FieldSQL implements sqlgen.Dialect.
+func (Dialect) FieldSQL(f *query.Field) (string, bool) {
+	if f.Type == query.Blob && f.BlobSuffix == "events" {
+		return resourceEventsSQL, true
+	}
+	return "", false
+}

@@ -11,31 +11,73 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"reportdb"
+	"reportdb/jsonv"
 )
 
-var eventColumns = []string{"report_id", "status", "timestamp", "resource_type",
-	"resource_title", "property", "new_value", "old_value", "message", "file", "line",
-	"containment_path", "containing_class", "name", "corrective_change"}
+// storeStatement writes a batch in one statement (one round trip, one
+// implicit transaction): data-modifying CTEs insert the reports (skipping
+// hashes already stored), their events, the environments, and upsert the
+// certnames while moving each node's latest-report pointer. Certname rows
+// are locked in certname order, so concurrent batches never deadlock, and
+// ON CONFLICT re-checks the pointer against the newest committed row, so
+// it only ever moves to a strictly newer producer_timestamp.
+var storeStatement = `WITH input AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::smallint[], $5::text[], $6::bigint[],
+   $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::boolean[],
+   $14::boolean[], $15::boolean[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[],
+   $21::text[], $22::text[], $23::text[], $24::int[])
+  AS t(hash, certname, puppet_version, report_format, configuration_version, start_time, end_time,
+   producer_timestamp, receive_time, producer, environment, status, noop, noop_pending,
+   corrective_change, transaction_uuid, catalog_uuid, code_id, job_id, cached_catalog_status, type,
+   metrics, logs, ord)
+), ins AS (
+  INSERT INTO reports (id, hash, certname, puppet_version, report_format, configuration_version,
+   start_time, end_time, producer_timestamp, receive_time, producer, environment, status, noop,
+   noop_pending, corrective_change, transaction_uuid, catalog_uuid, code_id, job_id,
+   cached_catalog_status, type, metrics, logs)
+  SELECT ` + idSQL("i.producer_timestamp") + `, i.hash, i.certname, i.puppet_version, i.report_format,
+   i.configuration_version, i.start_time, i.end_time, i.producer_timestamp, i.receive_time, i.producer,
+   i.environment, i.status, i.noop, i.noop_pending, i.corrective_change, i.transaction_uuid,
+   i.catalog_uuid, i.code_id, i.job_id, i.cached_catalog_status, i.type, i.metrics, i.logs
+  FROM input i ORDER BY i.ord
+  ON CONFLICT (hash) DO NOTHING
+  RETURNING id, hash, certname, producer_timestamp, type
+), ev AS (
+  INSERT INTO resource_events (report_id, status, timestamp, resource_type, resource_title, property,
+   new_value, old_value, message, file, line, containment_path, containing_class, name,
+   corrective_change)
+  SELECT ins.id, e.status, e.timestamp, e.resource_type, e.resource_title, e.property, e.new_value,
+   e.old_value, e.message, e.file, e.line,
+   CASE WHEN e.path IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(e.path::json)) END,
+   e.containing_class, e.name, e.corrective_change
+  FROM unnest($25::text[], $26::text[], $27::bigint[], $28::text[], $29::text[], $30::text[],
+   $31::text[], $32::text[], $33::text[], $34::text[], $35::int[], $36::text[], $37::text[],
+   $38::text[], $39::boolean[])
+   AS e(hash, status, timestamp, resource_type, resource_title, property, new_value, old_value,
+   message, file, line, path, containing_class, name, corrective_change)
+  JOIN ins ON ins.hash = e.hash
+), env AS (
+  INSERT INTO environments (name)
+  SELECT DISTINCT environment FROM input ORDER BY 1
+  ON CONFLICT (name) DO NOTHING
+), newest AS (
+  SELECT DISTINCT ON (certname) certname, id, producer_timestamp
+  FROM ins WHERE type <> 'plan' ORDER BY certname, producer_timestamp DESC, id
+), cn AS (
+  INSERT INTO certnames (certname, latest_report_id, latest_report_timestamp)
+  SELECT c.certname, n.id, n.producer_timestamp
+  FROM (SELECT DISTINCT certname FROM input) c LEFT JOIN newest n ON n.certname = c.certname
+  ORDER BY c.certname
+  ON CONFLICT (certname) DO UPDATE
+   SET latest_report_id = EXCLUDED.latest_report_id, latest_report_timestamp = EXCLUDED.latest_report_timestamp
+   WHERE EXCLUDED.latest_report_id IS NOT NULL AND (certnames.latest_report_timestamp IS NULL
+    OR certnames.latest_report_timestamp < EXCLUDED.latest_report_timestamp)
+)
+SELECT hash FROM ins`
 
-var insertReports = `INSERT INTO reports (id, hash, certname, puppet_version, report_format,
- configuration_version, start_time, end_time, producer_timestamp, receive_time, producer,
- environment, status, noop, noop_pending, corrective_change, transaction_uuid, catalog_uuid,
- code_id, job_id, cached_catalog_status, type, metrics, logs, resource_events)
-SELECT ` + idSQL("t.producer_timestamp") + `, t.* FROM unnest($1::text[], $2::text[], $3::text[],
- $4::smallint[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::text[],
- $11::text[], $12::text[], $13::boolean[], $14::boolean[], $15::boolean[], $16::text[], $17::text[],
- $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[])
- AS t(hash, certname, puppet_version, report_format, configuration_version, start_time, end_time,
- producer_timestamp, receive_time, producer, environment, status, noop, noop_pending,
- corrective_change, transaction_uuid, catalog_uuid, code_id, job_id, cached_catalog_status, type,
- metrics, logs, resource_events)
-ON CONFLICT (hash) DO NOTHING
-RETURNING id, hash`
-
-// StoreReports implements store.Backend: the whole batch in one
-// transaction (reports with one multi-row INSERT, events with COPY). If the
-// batch fails, each report is retried alone so that one bad report cannot
-// take the others down.
+// StoreReports implements store.Backend: the whole batch in one statement.
+// If the batch fails, each report is retried alone so that one bad report
+// cannot take the others down.
 func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]reportdb.Outcome, []error, error) {
 	if err := db.ensurePartitions(ctx, reports); err != nil {
 		return nil, nil, err
@@ -72,122 +114,45 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 }
 
 func (db *DB) storeBatch(ctx context.Context, reports []*reportdb.Report) ([]reportdb.Outcome, error) {
-	tx, err := db.pool.Begin(ctx)
+	var c reportColumns
+	var e eventColumns
+	sent := map[string]bool{}
+	for _, r := range reports {
+		// only the first of a hash within the batch is sent
+		if sent[r.Hash] {
+			continue
+		}
+		sent[r.Hash] = true
+		c.add(r)
+		for i := range r.Events {
+			e.add(r.Hash, &r.Events[i])
+		}
+	}
+	rows, err := db.pool.Query(ctx, storeStatement, append(c.args(), e.args()...)...)
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback(context.Background())
-
-	// certnames, in sorted order so concurrent batches lock them in the
-	// same order (no deadlocks between instances)
-	names := map[string]bool{}
-	envs := map[string]bool{}
-	for _, r := range reports {
-		names[r.Certname] = true
-		envs[r.Environment] = true
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO certnames (certname) SELECT unnest($1::text[]) ORDER BY 1 ON CONFLICT (certname) DO NOTHING`, sorted(names)); err != nil {
-		return nil, fmt.Errorf("certnames: %w", err)
-	}
-
-	// reports: one statement. Duplicates of a hash stored earlier (or by
-	// another instance) are skipped by ON CONFLICT and not returned; within
-	// the batch only the first of a hash is sent.
-	n := len(reports)
-	var c reportColumns
-	sent := map[string]bool{}
-	for _, r := range reports {
-		if !sent[r.Hash] {
-			sent[r.Hash] = true
-			c.add(r)
-		}
-	}
-	rows, err := tx.Query(ctx, insertReports, c.args()...)
-	if err != nil {
-		return nil, fmt.Errorf("reports: %w", err)
-	}
-	ids := map[string]int64{}
+	stored := map[string]bool{}
 	for rows.Next() {
-		var id int64
 		var hash string
-		if err := rows.Scan(&id, &hash); err != nil {
+		if err := rows.Scan(&hash); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		ids[hash] = id
+		stored[hash] = true
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reports: %w", err)
-	}
-
-	outcomes := make([]reportdb.Outcome, n)
-	var eventRows [][]any
-	type latest struct {
-		id, ts int64
-	}
-	newest := map[string]latest{}
-	first := map[string]bool{}
-	for i, r := range reports {
-		id, ok := ids[r.Hash]
-		if !ok || first[r.Hash] {
-			outcomes[i] = reportdb.Duplicate
-			continue
-		}
-		first[r.Hash] = true
-		for j := range r.Events {
-			e := &r.Events[j]
-			var line any
-			if e.Line != nil {
-				line = int32(*e.Line)
-			}
-			var path any
-			if e.ContainmentPath != nil {
-				path = e.ContainmentPath
-			}
-			eventRows = append(eventRows, []any{id, e.Status, e.Timestamp,
-				e.ResourceType, e.ResourceTitle, e.Property, e.NewValue, e.OldValue, e.Message, e.File,
-				line, path, e.ContainingClass, e.Name, e.CorrectiveChange})
-		}
-		if r.Type != "plan" {
-			if cur, ok := newest[r.Certname]; !ok || r.ProducerTimestamp > cur.ts {
-				newest[r.Certname] = latest{id, r.ProducerTimestamp}
-			}
-		}
-	}
-	if len(eventRows) > 0 {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"resource_events"}, eventColumns, pgx.CopyFromRows(eventRows)); err != nil {
-			return nil, fmt.Errorf("events: %w", err)
-		}
-	}
-	if len(ids) > 0 {
-		if _, err := tx.Exec(ctx, `INSERT INTO environments (name) SELECT unnest($1::text[]) ORDER BY 1 ON CONFLICT (name) DO NOTHING`, sorted(envs)); err != nil {
-			return nil, fmt.Errorf("environments: %w", err)
-		}
-	}
-	if len(newest) > 0 {
-		certs := make([]string, 0, len(newest))
-		for c := range newest {
-			certs = append(certs, c)
-		}
-		sort.Strings(certs)
-		rids := make([]int64, len(certs))
-		tss := make([]int64, len(certs))
-		for i, c := range certs {
-			rids[i], tss[i] = newest[c].id, newest[c].ts
-		}
-		// Row locks are taken in certname order; the WHERE clause is
-		// re-checked after a concurrent update commits, so the pointer only
-		// ever moves to a strictly newer producer_timestamp.
-		if _, err := tx.Exec(ctx, `UPDATE certnames c SET latest_report_id = v.id, latest_report_timestamp = v.ts
-			FROM (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS u(certname, id, ts) ORDER BY certname) v
-			WHERE c.certname = v.certname AND (c.latest_report_timestamp IS NULL OR c.latest_report_timestamp < v.ts)`,
-			certs, rids, tss); err != nil {
-			return nil, fmt.Errorf("latest reports: %w", err)
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
 		return nil, err
+	}
+	outcomes := make([]reportdb.Outcome, len(reports))
+	for i, r := range reports {
+		if stored[r.Hash] {
+			outcomes[i] = reportdb.Stored
+			delete(stored, r.Hash) // later copies in the batch are duplicates
+		} else {
+			outcomes[i] = reportdb.Duplicate
+		}
 	}
 	return outcomes, nil
 }
@@ -273,8 +238,9 @@ type reportColumns struct {
 	format                                                         []int16
 	start, end, producerTS, receive                                []int64
 	producer, status, txn, catalog, code, job, cached              []*string
-	metrics, logs, events                                          []*string
+	metrics, logs                                                  []*string
 	noop, noopPending, corrective                                  []*bool
+	ord                                                            []int32
 }
 
 func (c *reportColumns) add(r *reportdb.Report) {
@@ -301,13 +267,56 @@ func (c *reportColumns) add(r *reportdb.Report) {
 	c.typ = append(c.typ, r.Type)
 	c.metrics = append(c.metrics, text(r.Metrics))
 	c.logs = append(c.logs, text(r.Logs))
-	c.events = append(c.events, text(r.ResourceEvents))
+	c.ord = append(c.ord, int32(len(c.ord)))
 }
 
 func (c *reportColumns) args() []any {
 	return []any{c.hash, c.certname, c.puppetVersion, c.format, c.configVersion, c.start, c.end,
 		c.producerTS, c.receive, c.producer, c.environment, c.status, c.noop, c.noopPending,
-		c.corrective, c.txn, c.catalog, c.code, c.job, c.cached, c.typ, c.metrics, c.logs, c.events}
+		c.corrective, c.txn, c.catalog, c.code, c.job, c.cached, c.typ, c.metrics, c.logs, c.ord}
+}
+
+// eventColumns holds the events of a batch column by column, each tagged
+// with its report's hash; containment paths travel as JSON arrays.
+type eventColumns struct {
+	hash, status, typ, title, newValue, oldValue []string
+	timestamp                                    []int64
+	property, message, file, path, class, name   []*string
+	line                                         []*int32
+	corrective                                   []*bool
+}
+
+func (c *eventColumns) add(hash string, e *reportdb.Event) {
+	c.hash = append(c.hash, hash)
+	c.status = append(c.status, e.Status)
+	c.timestamp = append(c.timestamp, e.Timestamp)
+	c.typ = append(c.typ, e.ResourceType)
+	c.title = append(c.title, e.ResourceTitle)
+	c.property = append(c.property, e.Property)
+	c.newValue = append(c.newValue, e.NewValue)
+	c.oldValue = append(c.oldValue, e.OldValue)
+	c.message = append(c.message, e.Message)
+	c.file = append(c.file, e.File)
+	var line *int32
+	if e.Line != nil {
+		l := int32(*e.Line)
+		line = &l
+	}
+	c.line = append(c.line, line)
+	var path *string
+	if e.ContainmentPath != nil {
+		p := string(jsonv.AppendCompact(nil, e.ContainmentPath))
+		path = &p
+	}
+	c.path = append(c.path, path)
+	c.class = append(c.class, e.ContainingClass)
+	c.name = append(c.name, e.Name)
+	c.corrective = append(c.corrective, e.CorrectiveChange)
+}
+
+func (c *eventColumns) args() []any {
+	return []any{c.hash, c.status, c.timestamp, c.typ, c.title, c.property, c.newValue, c.oldValue,
+		c.message, c.file, c.line, c.path, c.class, c.name, c.corrective}
 }
 
 // isNoPartition reports PostgreSQL's "no partition of relation found for

@@ -67,3 +67,6 @@ func (Dialect) LimitOffset(limit, offset string) string {
 
 // Explain implements sqlgen.Dialect.
 func (Dialect) Explain(sql string) string { return "EXPLAIN QUERY PLAN " + sql }
+
+// FieldSQL implements sqlgen.Dialect: SQLite stores every field.
+func (Dialect) FieldSQL(*query.Field) (string, bool) { return "", false }

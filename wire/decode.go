@@ -176,7 +176,8 @@ func renderArray(path string, v any, fields []field) ([]byte, error) {
 	}
 	arr := v.([]any)
 	for i, e := range arr {
-		if _, err := checkObject(index(path, i), e, fields); err != nil {
+		if _, err := checkObject("", e, fields); err != nil {
+			_, err = checkObject(index(path, i), e, fields)
 			return nil, err
 		}
 	}

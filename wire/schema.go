@@ -82,7 +82,7 @@ func checkObject(path string, v any, fields []field) (*jsonv.Object, error) {
 		if f == nil {
 			return nil, invalid(join(path, k), "unknown key (not part of the v8 report format)")
 		}
-		if err := checkValue(join(path, k), o.Values[i], f); err != nil {
+		if err := checkValue(path, k, o.Values[i], f); err != nil {
 			return nil, err
 		}
 	}
@@ -103,14 +103,17 @@ func lookup(fields []field, k string) *field {
 	return nil
 }
 
-func checkValue(path string, v any, f *field) error {
+// checkValue checks member key of the object at parent; the path string
+// is only built for an error.
+func checkValue(parent, key string, v any, f *field) error {
+	path := func() string { return join(parent, key) }
 	if v == nil {
 		if f.nullable {
 			return nil
 		}
-		return invalid(path, "must not be null (expected %s)", f.kind)
+		return invalid(path(), "must not be null (expected %s)", f.kind)
 	}
-	bad := func() error { return invalid(path, "must be %s, got %s", f.kind, describe(v)) }
+	bad := func() error { return invalid(path(), "must be %s, got %s", f.kind, describe(v)) }
 	switch f.kind {
 	case kString:
 		s, ok := v.(string)
@@ -118,7 +121,7 @@ func checkValue(path string, v any, f *field) error {
 			return bad()
 		}
 		if strings.IndexByte(s, 0) >= 0 {
-			return invalid(path, "must not contain NUL characters")
+			return invalid(path(), "must not contain NUL characters")
 		}
 	case kBool:
 		if _, ok := v.(bool); !ok {
@@ -130,7 +133,7 @@ func checkValue(path string, v any, f *field) error {
 			return bad()
 		}
 		if _, err := strconv.ParseInt(string(n), 10, 32); err != nil {
-			return invalid(path, "integer out of range: %s", n)
+			return invalid(path(), "integer out of range: %s", n)
 		}
 	case kNumber:
 		n, ok := v.(jsonv.Number)
@@ -138,7 +141,7 @@ func checkValue(path string, v any, f *field) error {
 			return bad()
 		}
 		if f, err := strconv.ParseFloat(string(n), 64); err != nil || math.IsInf(f, 0) {
-			return invalid(path, "number out of range: %s", n)
+			return invalid(path(), "number out of range: %s", n)
 		}
 	case kDatetime:
 		s, ok := v.(string)
@@ -146,7 +149,7 @@ func checkValue(path string, v any, f *field) error {
 			return bad()
 		}
 		if _, err := ParseDatetime(s); err != nil {
-			return invalid(path, "not a valid date-time: %s (expected ISO 8601 with Z or ±hh:mm, e.g. 2024-03-01T10:00:00.000Z)", jsonv.Compact(s))
+			return invalid(path(), "not a valid date-time: %s (expected ISO 8601 with Z or ±hh:mm, e.g. 2024-03-01T10:00:00.000Z)", jsonv.Compact(s))
 		}
 	case kStringArray:
 		a, ok := v.([]any)
@@ -156,10 +159,10 @@ func checkValue(path string, v any, f *field) error {
 		for i, e := range a {
 			s, ok := e.(string)
 			if !ok {
-				return invalid(index(path, i), "must be a string, got %s", describe(e))
+				return invalid(index(path(), i), "must be a string, got %s", describe(e))
 			}
 			if strings.IndexByte(s, 0) >= 0 {
-				return invalid(index(path, i), "must not contain NUL characters")
+				return invalid(index(path(), i), "must not contain NUL characters")
 			}
 		}
 	case kArray:

@@ -8,9 +8,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 )
 
 func main() {
+	// reportdb's live heap is small (tens of MB) while it allocates fast
+	// parsing reports; collecting at 4x the live heap instead of 2x halves
+	// GC CPU for a few more MB. GOGC in the environment still wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -29,10 +29,12 @@ type serveConfig struct {
 	MaxBodyBytes     int64
 	QueryTimeout     time.Duration
 	MaxBatch         int
+	Writers          int
 	ReportTTL        time.Duration
 	GCInterval       time.Duration
 	CorrectiveCounts bool
 	LogFormat        string
+	DebugListen      string
 }
 
 func envOr(name, def string) string {
@@ -53,6 +55,7 @@ func defaultConfig() *serveConfig {
 		ReportTTL:    14 * 24 * time.Hour,
 		GCInterval:   time.Hour,
 		LogFormat:    envOr("REPORTDB_LOG_FORMAT", "text"),
+		DebugListen:  envOr("REPORTDB_DEBUG_LISTEN", ""),
 	}
 	if v, err := strconv.ParseInt(envOr("REPORTDB_MAX_BODY_BYTES", ""), 10, 64); err == nil {
 		c.MaxBodyBytes = v
@@ -62,6 +65,9 @@ func defaultConfig() *serveConfig {
 	}
 	if v, err := strconv.Atoi(envOr("REPORTDB_MAX_BATCH", "")); err == nil {
 		c.MaxBatch = v
+	}
+	if v, err := strconv.Atoi(envOr("REPORTDB_WRITERS", "")); err == nil {
+		c.Writers = v
 	}
 	if v, err := strconv.Atoi(envOr("REPORTDB_MAX_CONNECTIONS", "")); err == nil {
 		c.MaxConnections = v
@@ -91,10 +97,12 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted report body in bytes, after gzip decoding (env REPORTDB_MAX_BODY_BYTES)")
 	fs.Var(durationFlag{&c.QueryTimeout}, "query-timeout", "longest a query may run (env REPORTDB_QUERY_TIMEOUT)")
 	fs.IntVar(&c.MaxBatch, "max-batch", c.MaxBatch, "most reports committed in one transaction (env REPORTDB_MAX_BATCH)")
+	fs.IntVar(&c.Writers, "writers", c.Writers, "batches written concurrently; 0: automatic (1 on SQLite) (env REPORTDB_WRITERS)")
 	fs.Var(durationFlag{&c.ReportTTL}, "report-ttl", "delete reports whose producer_timestamp is older than this; 0 disables (env REPORTDB_REPORT_TTL)")
 	fs.Var(durationFlag{&c.GCInterval}, "gc-interval", "how often retention runs (env REPORTDB_GC_INTERVAL)")
 	fs.BoolVar(&c.CorrectiveCounts, "corrective-counts", c.CorrectiveCounts, "event counts split successes and noops into intentional and corrective (env REPORTDB_CORRECTIVE_COUNTS)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json (env REPORTDB_LOG_FORMAT)")
+	fs.StringVar(&c.DebugListen, "debug-listen", c.DebugListen, "HOST:PORT for Go's /debug/pprof profiling endpoints; empty: off (env REPORTDB_DEBUG_LISTEN)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -142,7 +150,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready chan<-
 		return err
 	}
 	defer backend.Close()
-	committer := ingest.NewCommitter(backend, cfg.MaxBatch)
+	committer := ingest.NewCommitterWriters(backend, cfg.MaxBatch, cfg.Writers)
 	defer committer.Close()
 	api := httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxBodyBytes, QueryTimeout: cfg.QueryTimeout,
 		CorrectiveCounts: cfg.CorrectiveCounts}, backend, committer, log)
@@ -155,6 +163,14 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready chan<-
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
+	if cfg.DebugListen != "" {
+		go func() {
+			log.Info("debug endpoints listening", "addr", "http://"+cfg.DebugListen+"/debug/pprof/")
+			if err := http.ListenAndServe(cfg.DebugListen, pprofMux()); err != nil {
+				log.Error("debug listener", "err", err)
+			}
+		}()
+	}
 	bg, cancelBG := context.WithCancel(context.Background())
 	defer cancelBG()
 	retention := &store.Retention{Backend: backend, TTL: cfg.ReportTTL, Interval: cfg.GCInterval, Log: log}

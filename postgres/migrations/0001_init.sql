@@ -43,9 +43,8 @@ CREATE TABLE reports (
   job_id text COLLATE "C",
   cached_catalog_status text COLLATE "C",
   type text COLLATE "C" NOT NULL,
-  metrics text,
-  logs text,
-  resource_events text
+  metrics text COMPRESSION lz4,
+  logs text COMPRESSION lz4
 );
 CREATE INDEX reports_certname_start ON reports (certname, start_time);
 CREATE INDEX reports_end_time ON reports (end_time, id) WHERE type = 'agent';

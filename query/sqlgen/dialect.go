@@ -29,6 +29,10 @@ type Dialect interface {
 	Bool(b bool) any
 	// LimitOffset renders the LIMIT/OFFSET clause (limit 0 = none).
 	LimitOffset(limit, offset string) string
+	// FieldSQL may replace a field's SQL expression (nil: keep it); e.g.
+	// PostgreSQL builds reports' resource_events with json_agg at query
+	// time, as PuppetDB does, instead of storing it.
+	FieldSQL(f *query.Field) (string, bool)
 	// Explain turns a statement into one that describes its execution
 	// (explain=analyze); each result row's columns are joined as text.
 	Explain(sql string) string

@@ -208,11 +208,15 @@ func (b *builder) selectList(p *query.Plan) (string, []OutCol) {
 
 func (b *builder) fieldColumn(e *query.Entity, fld *query.Field) (string, OutCol) {
 	oc := OutCol{Name: fld.Name, Type: fld.Type, Width: 1}
+	sql := fld.SQL
+	if s, ok := b.d.FieldSQL(fld); ok {
+		sql = s
+	}
 	if fld.Type == query.Blob {
 		oc.Width, oc.BlobSuffix = 2, fld.BlobSuffix
-		return fld.SQL + ", r.hash", oc
+		return sql + ", r.hash", oc
 	}
-	return fld.SQL, oc
+	return sql, oc
 }
 
 // columnExpr renders a plain field or a to_string call (for GROUP BY).
