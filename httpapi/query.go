@@ -137,7 +137,7 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request, plan *query.Pla
 		return
 	}
 	started := false
-	err = s.backend.Snapshot(ctx, func(q store.Querier) error {
+	run := func(q store.Querier) error {
 		var total int64 = -1
 		if count != nil {
 			n, err := scalar(ctx, q, count)
@@ -151,9 +151,13 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request, plan *query.Pla
 			return err
 		}
 		defer rows.Close()
-		started = true
-		return streamRows(w, r, rows, built.Columns, total, opts.Pretty)
-	})
+		return streamRows(w, r, rows, built.Columns, total, opts.Pretty, &started)
+	}
+	if count != nil {
+		err = s.backend.Snapshot(ctx, run) // the count and the rows agree
+	} else {
+		err = run(s.backend)
+	}
 	if err != nil {
 		if started {
 			s.log.Warn("query aborted while streaming", "path", r.URL.Path, "err", err)
@@ -230,9 +234,19 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
-// streamRows writes the JSON array of rows as they are read.
-func streamRows(w http.ResponseWriter, r *http.Request, rows store.Rows, cols []sqlgen.OutCol, total int64, pretty bool) error {
+// streamRows writes the JSON array of rows as they are read. The first
+// row is read before the status is sent, so that a query failing at once
+// still gets a proper error response; started reports whether the
+// response began.
+func streamRows(w http.ResponseWriter, r *http.Request, rows store.Rows, cols []sqlgen.OutCol, total int64, pretty bool, started *bool) error {
 	enc := newRowEncoder(cols)
+	more := rows.Next()
+	if !more {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	*started = true
 	h := w.Header()
 	h.Set("Content-Type", ctJSON)
 	if total >= 0 {
@@ -248,7 +262,7 @@ func streamRows(w http.ResponseWriter, r *http.Request, rows store.Rows, cols []
 	} else {
 		out.WriteByte('[')
 	}
-	for rows.Next() {
+	for ; more; more = rows.Next() {
 		if err := rows.Scan(enc.dest...); err != nil {
 			return err
 		}

@@ -24,6 +24,10 @@ func (b countingBackend) Snapshot(ctx context.Context, fn func(store.Querier) er
 	return b.Backend.Snapshot(ctx, func(q store.Querier) error { return fn(countingQuerier{q, b.rows}) })
 }
 
+func (b countingBackend) Query(ctx context.Context, sql string, args []any) (store.Rows, error) {
+	return countingQuerier{b.Backend, b.rows}.Query(ctx, sql, args)
+}
+
 type countingQuerier struct {
 	store.Querier
 	rows *atomic.Int64

@@ -6,24 +6,19 @@ import (
 
 	"reportdb"
 	"reportdb/query"
-	"reportdb/store"
 )
 
 // exists runs a one-row existence check.
 func (s *Server) exists(r *http.Request, sql string, args ...any) (bool, error) {
 	ctx, cancel := s.queryContext(r)
 	defer cancel()
-	found := false
-	err := s.backend.Snapshot(ctx, func(q store.Querier) error {
-		rows, err := q.Query(ctx, sql, args)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		found = rows.Next()
-		return rows.Err()
-	})
-	return found, err
+	rows, err := s.backend.Query(ctx, sql, args)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	found := rows.Next()
+	return found, rows.Err()
 }
 
 func (s *Server) reportExists(r *http.Request, hash string) (bool, error) {
@@ -86,8 +81,13 @@ func (s *Server) reportBlobHandler(column string) http.HandlerFunc {
 		defer cancel()
 		var data any
 		found := false
-		err = s.backend.Snapshot(ctx, func(q store.Querier) error {
-			rows, err := q.Query(ctx, "SELECT "+column+" FROM reports WHERE hash = "+s.backend.Dialect().Placeholder(1), []any{hash})
+		err = func() error {
+			d := s.backend.Dialect()
+			expr := query.Reports.Field(column).SQL
+			if x, ok := d.FieldSQL(query.Reports.Field(column)); ok {
+				expr = x
+			}
+			rows, err := s.backend.Query(ctx, "SELECT "+expr+" FROM reports r WHERE r.hash = "+d.Placeholder(1), []any{hash})
 			if err != nil {
 				return err
 			}
@@ -99,7 +99,7 @@ func (s *Server) reportBlobHandler(column string) http.HandlerFunc {
 				}
 			}
 			return rows.Err()
-		})
+		}()
 		if err != nil {
 			s.writeError(w, r, err)
 			return

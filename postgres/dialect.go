@@ -78,10 +78,19 @@ const resourceEventsSQL = `(SELECT json_agg(ev)::text FROM (SELECT e.status,
  e.containment_path, e.containing_class, e.name
  FROM resource_events e WHERE e.report_id = r.id) ev)`
 
-// FieldSQL implements sqlgen.Dialect.
+// FieldSQL implements sqlgen.Dialect: metrics and logs live in
+// report_data; resource_events is built from the events.
 func (Dialect) FieldSQL(f *query.Field) (string, bool) {
-	if f.Type == query.Blob && f.BlobSuffix == "events" {
+	if f.Type != query.Blob {
+		return "", false
+	}
+	switch f.BlobSuffix {
+	case "events":
 		return resourceEventsSQL, true
+	case "metrics":
+		return "(SELECT d.metrics FROM report_data d WHERE d.id = r.id)", true
+	case "logs":
+		return "(SELECT d.logs FROM report_data d WHERE d.id = r.id)", true
 	}
 	return "", false
 }

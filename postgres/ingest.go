@@ -34,14 +34,17 @@ var storeStatement = `WITH input AS (
   INSERT INTO reports (id, hash, certname, puppet_version, report_format, configuration_version,
    start_time, end_time, producer_timestamp, receive_time, producer, environment, status, noop,
    noop_pending, corrective_change, transaction_uuid, catalog_uuid, code_id, job_id,
-   cached_catalog_status, type, metrics, logs)
+   cached_catalog_status, type)
   SELECT ` + idSQL("i.producer_timestamp") + `, i.hash, i.certname, i.puppet_version, i.report_format,
    i.configuration_version, i.start_time, i.end_time, i.producer_timestamp, i.receive_time, i.producer,
    i.environment, i.status, i.noop, i.noop_pending, i.corrective_change, i.transaction_uuid,
-   i.catalog_uuid, i.code_id, i.job_id, i.cached_catalog_status, i.type, i.metrics, i.logs
+   i.catalog_uuid, i.code_id, i.job_id, i.cached_catalog_status, i.type
   FROM input i ORDER BY i.ord
   ON CONFLICT (hash) DO NOTHING
   RETURNING id, hash, certname, producer_timestamp, type
+), data AS (
+  INSERT INTO report_data (id, metrics, logs)
+  SELECT ins.id, i.metrics, i.logs FROM ins JOIN input i ON i.hash = ins.hash
 ), ev AS (
   INSERT INTO resource_events (report_id, status, timestamp, resource_type, resource_title, property,
    new_value, old_value, message, file, line, containment_path, containing_class, name,
@@ -83,6 +86,12 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 		return nil, nil, err
 	}
 	outcomes, err := db.storeBatch(ctx, reports)
+	for attempt := 0; attempt < 3 && isTransient(err); attempt++ {
+		// deadlock or serialization failure against another writer: the
+		// statement was rolled back as a whole, run it again
+		time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
+		outcomes, err = db.storeBatch(ctx, reports)
+	}
 	if isNoPartition(err) {
 		// another instance's retention dropped a partition this instance
 		// believed in: forget what we know and create what is missing
@@ -174,13 +183,29 @@ func text(b []byte) *string {
 	return &s
 }
 
-// ensurePartitions creates the daily event partitions the reports need.
-// Creation is serialised across instances by an advisory lock.
+// ensurePartitions creates the daily partitions the reports need.
 func (db *DB) ensurePartitions(ctx context.Context, reports []*reportdb.Report) error {
+	days := make([]int64, 0, 2)
+	for _, r := range reports {
+		if d := dayIndex(r.ProducerTimestamp); !contains(days, d) {
+			days = append(days, d)
+		}
+	}
+	return db.ensurePartitionDays(ctx, days)
+}
+
+func todayAndNeighbours() []int64 {
+	d := dayIndex(time.Now().UnixMilli())
+	return []int64{d - 1, d, d + 1, d + 2}
+}
+
+// ensurePartitionDays creates the partitions of the given days that this
+// instance does not know to exist. Creation is serialised across
+// instances by an advisory lock.
+func (db *DB) ensurePartitionDays(ctx context.Context, days []int64) error {
 	var missing []int64
 	db.mu.Lock()
-	for _, r := range reports {
-		d := dayIndex(r.ProducerTimestamp)
+	for _, d := range days {
 		if !db.partitions[d] && !contains(missing, d) {
 			missing = append(missing, d)
 		}
@@ -198,12 +223,14 @@ func (db *DB) ensurePartitions(ctx context.Context, reports []*reportdb.Report) 
 		return err
 	}
 	for _, d := range missing {
-		name := partitionName(d)
 		lo, hi := idRange(d)
-		if _, err := tx.Exec(ctx, fmt.Sprintf(
-			`CREATE TABLE IF NOT EXISTS %s PARTITION OF resource_events FOR VALUES FROM (%d) TO (%d)`,
-			pgx.Identifier{name}.Sanitize(), lo, hi)); err != nil {
-			return fmt.Errorf("create partition %s: %w", name, err)
+		for _, parent := range partitioned {
+			name := partitionName(parent, d)
+			if _, err := tx.Exec(ctx, fmt.Sprintf(
+				`CREATE TABLE IF NOT EXISTS %s PARTITION OF %s FOR VALUES FROM (%d) TO (%d)`,
+				pgx.Identifier{name}.Sanitize(), parent, lo, hi)); err != nil {
+				return fmt.Errorf("create partition %s: %w", name, err)
+			}
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -217,9 +244,13 @@ func (db *DB) ensurePartitions(ctx context.Context, reports []*reportdb.Report) 
 	return nil
 }
 
-// partitionName names the events partition of day d (day index).
-func partitionName(d int64) string {
-	return "resource_events_" + time.UnixMilli(d*dayMs).UTC().Format("20060102")
+// partitioned are the tables partitioned by day of report id, in the order
+// the batch statement locks them (DDL must follow it to avoid deadlocks).
+var partitioned = []string{"report_data", "resource_events"}
+
+// partitionName names the partition of table parent for day d (day index).
+func partitionName(parent string, d int64) string {
+	return parent + "_" + time.UnixMilli(d*dayMs).UTC().Format("20060102")
 }
 
 func contains(xs []int64, x int64) bool {
@@ -317,6 +348,12 @@ func (c *eventColumns) add(hash string, e *reportdb.Event) {
 func (c *eventColumns) args() []any {
 	return []any{c.hash, c.status, c.timestamp, c.typ, c.title, c.property, c.newValue, c.oldValue,
 		c.message, c.file, c.line, c.path, c.class, c.name, c.corrective}
+}
+
+// isTransient reports a deadlock or serialization failure.
+func isTransient(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
 // isNoPartition reports PostgreSQL's "no partition of relation found for

@@ -82,6 +82,12 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	if hasCUTF8 {
 		db.dialect.RegexCollation = "C.utf8"
 	}
+	// Create the partitions around today now, so that their DDL (which
+	// blocks writers briefly) does not happen under ingest load.
+	if err := db.ensurePartitionDays(ctx, todayAndNeighbours()); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	return db, nil
 }
 
@@ -188,12 +194,22 @@ func (db *DB) Snapshot(ctx context.Context, fn func(store.Querier) error) error 
 
 type querier struct{ tx pgx.Tx }
 
-// Query runs a read query as an unnamed statement, which PostgreSQL plans
-// with the actual parameter values (a cached generic plan could not use
-// them: partial indexes, selectivity of the filter values), in one round
-// trip.
+// Query runs a read query in a snapshot. Statements are prepared and
+// cached per connection, so PostgreSQL may settle on a generic plan for a
+// query shape it sees often (planning a query over many partitions costs
+// more than running a simple one).
 func (q querier) Query(ctx context.Context, sql string, args []any) (store.Rows, error) {
-	rows, err := q.tx.Query(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
+	rows, err := q.tx.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return &pgRows{Rows: rows}, nil
+}
+
+// Query implements store.Querier for a single statement (no explicit
+// transaction: one round trip).
+func (db *DB) Query(ctx context.Context, sql string, args []any) (store.Rows, error) {
+	rows, err := db.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, mapError(err)
 	}

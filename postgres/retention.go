@@ -39,28 +39,30 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		WHERE latest_report_id IS NOT NULL AND latest_report_timestamp < $1`, cutoff); err != nil {
 		return 0, err
 	}
-	// whole days of events go as partitions
-	rows, err := tx.Query(ctx, `SELECT c.relname FROM pg_inherits i
+	// whole days of events and report data go as partitions
+	rows, err := tx.Query(ctx, `SELECT p.relname, c.relname FROM pg_inherits i
 		JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-		WHERE p.relname = 'resource_events' AND c.relname LIKE 'resource_events_%'`)
+		WHERE p.relname IN ('resource_events', 'report_data')`)
 	if err != nil {
 		return 0, err
 	}
 	var drop []string
 	var dropped []int64
 	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
+		var parent, name string
+		if err := rows.Scan(&parent, &name); err != nil {
 			rows.Close()
 			return 0, err
 		}
-		t, err := time.Parse("20060102", strings.TrimPrefix(name, "resource_events_"))
+		t, err := time.Parse("20060102", strings.TrimPrefix(name, parent+"_"))
 		if err != nil {
 			continue
 		}
 		if d := dayIndex(t.UnixMilli()); (d+1)*dayMs <= cutoff {
 			drop = append(drop, name)
-			dropped = append(dropped, d)
+			if parent == "resource_events" {
+				dropped = append(dropped, d)
+			}
 		}
 	}
 	rows.Close()
@@ -77,7 +79,8 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 	lo, _ := idRange(dayIndex(cutoff))
 	var deleted int64
 	if err := tx.QueryRow(ctx, `WITH gone AS (DELETE FROM reports WHERE producer_timestamp < $1 RETURNING id),
-		ev AS (DELETE FROM resource_events WHERE report_id IN (SELECT id FROM gone WHERE id >= $2))
+		ev AS (DELETE FROM resource_events WHERE report_id IN (SELECT id FROM gone WHERE id >= $2)),
+		data AS (DELETE FROM report_data WHERE id IN (SELECT id FROM gone WHERE id >= $2))
 		SELECT count(*) FROM gone`, cutoff, lo).Scan(&deleted); err != nil {
 		return 0, err
 	}

@@ -77,7 +77,7 @@ func compileTop(e *Entity, ast any, ctx Context) (*Plan, error) {
 	}
 	p.Filter = filter
 	if ctx.ActiveOnly && e.Certname != "" && !mentionsNodeState(filterAST) {
-		p.Filter = AndExpr(p.Filter, NodeState{Certname: e.Certname, Active: true})
+		p.Filter = AndExpr(p.Filter, nodeStateExpr(e, true))
 	}
 	return p, nil
 }
@@ -95,7 +95,7 @@ func compileFilter(e *Entity, ast any, top bool) (Expr, error) {
 		}
 	}
 	if e == Reports && !mentionsField(ast, "type") {
-		x = AndExpr(x, Cmp{Op: "=", Field: Reports.Field("type"), Value: "agent"})
+		x = AndExpr(x, Cmp{Op: "=", Field: Reports.Field("type"), Value: "agent", Literal: true})
 	}
 	return x, nil
 }
@@ -425,11 +425,12 @@ func nodeState(e *Entity, v any) (Expr, error) {
 	return nil, invalidf("No matching clause: %s", s)
 }
 
+// nodeStateExpr filters on node activity. reportdb stores reports only and
+// has no "deactivate node" command, so every node it knows is active: the
+// filter is a constant (and costs the query nothing). NodeState remains
+// for a store that tracks deactivation.
 func nodeStateExpr(e *Entity, active bool) Expr {
-	if e.Certname == "" {
-		return Const{Value: active}
-	}
-	return NodeState{Certname: e.Certname, Active: active}
+	return Const{Value: active}
 }
 
 func compileIn(e *Entity, fv, target any) (Expr, error) {

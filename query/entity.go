@@ -54,6 +54,9 @@ type Entity struct {
 	Output []string
 	// From is the SQL FROM clause; field SQL refers to its aliases.
 	From string
+	// NarrowFrom, when set, is a FROM clause without the joined tables
+	// (alias r), valid when no column of r is used.
+	NarrowFrom string
 	// Certname is the SQL of the row's certname, used by the node-activity
 	// filter ("" when the entity has no certname).
 	Certname string
@@ -176,8 +179,9 @@ var Events = (&Entity{
 		"old_value", "containing_class", "line", "resource_type", "status", "configuration_version",
 		"resource_title", "environment", "timestamp", "run_end_time", "report_receive_time",
 		"containment_path", "certname", "message"},
-	From:     "resource_events e JOIN reports r ON r.id = e.report_id",
-	Certname: "r.certname",
+	From:       "resource_events e JOIN reports r ON r.id = e.report_id",
+	NarrowFrom: "resource_events e",
+	Certname:   "r.certname",
 	Relations: withCertnameRelations(map[string]Relationship{
 		"reports":      {Local: "report", Foreign: "hash"},
 		"environments": {Local: "environment", Foreign: "name"},

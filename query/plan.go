@@ -60,6 +60,10 @@ type Cmp struct {
 	Op    string
 	Field *Field
 	Value any
+	// Literal asks for the value to be written into the SQL text rather
+	// than bound (only for constants reportdb itself adds, such as the
+	// implicit type = 'agent', so cached plans can use partial indexes).
+	Literal bool
 }
 
 // Match is a regular-expression match (PostgreSQL ARE semantics); for Path
@@ -119,6 +123,9 @@ func (Const) isExpr()        {}
 func AndExpr(xs ...Expr) Expr {
 	var args []Expr
 	for _, x := range xs {
+		if c, ok := x.(Const); ok && c.Value {
+			continue // true adds nothing
+		}
 		if x != nil {
 			args = append(args, x)
 		}

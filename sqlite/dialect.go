@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"strconv"
+
 	"reportdb/query"
 )
 
@@ -9,8 +11,9 @@ import (
 // (functions.go).
 type Dialect struct{}
 
-// Placeholder implements sqlgen.Dialect.
-func (Dialect) Placeholder(int) string { return "?" }
+// Placeholder implements sqlgen.Dialect (numbered, so that a placeholder
+// can appear twice).
+func (Dialect) Placeholder(n int) string { return "?" + strconv.Itoa(n) }
 
 // Regex implements sqlgen.Dialect.
 func (Dialect) Regex(col, param string) string { return "regexp(" + param + ", " + col + ")" }

@@ -146,6 +146,15 @@ func (db *DB) Snapshot(ctx context.Context, fn func(store.Querier) error) error 
 	return fn(querier{tx})
 }
 
+// Query implements store.Querier for a single statement.
+func (db *DB) Query(ctx context.Context, s string, args []any) (store.Rows, error) {
+	rows, err := db.reader.QueryContext(ctx, s, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
 type querier struct{ tx *sql.Tx }
 
 func (q querier) Query(ctx context.Context, s string, args []any) (store.Rows, error) {

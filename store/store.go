@@ -21,8 +21,12 @@ type Backend interface {
 	// together. The call returns only after the commit is durable. err is
 	// set when the transaction as a whole failed (nothing was stored).
 	StoreReports(ctx context.Context, reports []*reportdb.Report) (outcomes []reportdb.Outcome, errs []error, err error)
-	// Snapshot runs fn with a read-only view of one consistent snapshot.
+	// Snapshot runs fn with a read-only view of one consistent snapshot
+	// (for several statements that must agree, e.g. a count and its rows).
 	Snapshot(ctx context.Context, fn func(Querier) error) error
+	// Querier runs single read statements (each its own snapshot) without
+	// the cost of an explicit transaction.
+	Querier
 	// DeleteReportsBefore removes the reports whose producer_timestamp is
 	// older than cutoff (Unix ms) with their events, and returns how many.
 	DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, error)

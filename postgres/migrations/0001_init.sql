@@ -42,13 +42,21 @@ CREATE TABLE reports (
   code_id text COLLATE "C",
   job_id text COLLATE "C",
   cached_catalog_status text COLLATE "C",
-  type text COLLATE "C" NOT NULL,
-  metrics text COMPRESSION lz4,
-  logs text COMPRESSION lz4
+  type text COLLATE "C" NOT NULL
 );
 CREATE INDEX reports_certname_start ON reports (certname, start_time);
 CREATE INDEX reports_end_time ON reports (end_time, id) WHERE type = 'agent';
 CREATE INDEX reports_producer_timestamp ON reports (producer_timestamp);
+
+-- The submitted metrics and logs (rendered as PostgreSQL renders jsonb) are
+-- kept apart from reports so that scans of reports stay narrow; partitioned
+-- by day like the events, so retention drops them whole too.
+CREATE TABLE report_data (
+  id bigint NOT NULL,
+  metrics text COMPRESSION lz4,
+  logs text COMPRESSION lz4
+) PARTITION BY RANGE (id);
+CREATE UNIQUE INDEX report_data_id ON report_data (id);
 
 -- Events are partitioned by day of their report's producer_timestamp,
 -- i.e. by ranges of report_id: retention drops whole partitions.
@@ -71,3 +79,4 @@ CREATE TABLE resource_events (
 ) PARTITION BY RANGE (report_id);
 CREATE INDEX resource_events_report ON resource_events (report_id);
 CREATE INDEX resource_events_timestamp ON resource_events (timestamp);
+CREATE INDEX resource_events_title ON resource_events (resource_title);

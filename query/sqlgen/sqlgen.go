@@ -2,6 +2,7 @@ package sqlgen
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"reportdb/query"
@@ -39,6 +40,18 @@ func (b *builder) arg(v any) string {
 	return b.d.Placeholder(len(b.args))
 }
 
+// sameArg binds v, reusing the placeholder of an identical string bound
+// before: an expression that appears twice (a to_string in SELECT and in
+// GROUP BY) must be textually identical for the database to match them.
+func (b *builder) sameArg(v string) string {
+	for i, a := range b.args {
+		if s, ok := a.(string); ok && s == v {
+			return b.d.Placeholder(i + 1)
+		}
+	}
+	return b.arg(v)
+}
+
 // Select renders the rows query of a plan.
 func Select(d Dialect, p *query.Plan) (*Built, error) {
 	b := &builder{d: d}
@@ -65,32 +78,60 @@ func Count(d Dialect, p *query.Plan) (*Built, error) {
 // statement renders SELECT ... FROM ... WHERE ... GROUP BY ... [ORDER BY ...
 // LIMIT ... OFFSET ...].
 func (b *builder) statement(p *query.Plan, sel string, paging bool) (string, error) {
-	var sb strings.Builder
-	sb.WriteString("SELECT ")
-	sb.WriteString(sel)
-	sb.WriteString(" FROM ")
-	sb.WriteString(b.from(p))
+	from := b.from(p) // binds its arguments first: they come first in the text
+	var conds []string
+	if p.Distinct != nil && p.DistinctLatest == nil {
+		conds = append(conds, "e.timestamp = e.distinct_max")
+	}
 	if p.Filter != nil {
 		w, err := b.expr(p.Filter)
 		if err != nil {
 			return "", err
 		}
-		sb.WriteString(" WHERE ")
-		sb.WriteString(w)
+		conds = append(conds, w)
 	}
+	where := ""
+	if len(conds) > 0 {
+		where = " WHERE " + strings.Join(conds, " AND ")
+	}
+	if paging && p.Offset > 0 && p.Entity == query.Reports && len(p.GroupBy) == 0 && !aggregates(p) {
+		// Late row lookup: page through the narrow index first, then
+		// build full rows (blobs, aggregated events) for the page only, so
+		// deep pages cost about what the first page costs.
+		inner := "SELECT r.id FROM " + from + where + b.orderLimit(p.OrderBy, p.Limit, p.Offset)
+		return "SELECT " + sel + " FROM reports r JOIN (" + inner + ") pg ON pg.id = r.id" +
+			b.orderLimit(p.OrderBy, 0, 0), nil
+	}
+	var group string
 	if len(p.GroupBy) > 0 {
-		sb.WriteString(" GROUP BY ")
+		parts := make([]string, len(p.GroupBy))
 		for i, g := range p.GroupBy {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString(b.columnExpr(g))
+			parts[i] = b.columnExpr(g)
+		}
+		group = " GROUP BY " + strings.Join(parts, ", ")
+	}
+	var tail string
+	if paging {
+		tail = b.orderLimit(p.OrderBy, p.Limit, p.Offset)
+	}
+	if p.Distinct == nil && p.Entity.NarrowFrom != "" && !reportAlias.MatchString(sel+where+group+tail) {
+		// no column of the joined report is used: do not join it
+		from = p.Entity.NarrowFrom
+	}
+	return "SELECT " + sel + " FROM " + from + where + group + tail, nil
+}
+
+// reportAlias finds a use of the reports alias r (a false positive in a
+// subquery only keeps a join that was not needed).
+var reportAlias = regexp.MustCompile(`\br\.`)
+
+func aggregates(p *query.Plan) bool {
+	for _, c := range p.Columns {
+		if c.Aggregate() {
+			return true
 		}
 	}
-	if paging {
-		sb.WriteString(b.orderLimit(p.OrderBy, p.Limit, p.Offset))
-	}
-	return sb.String(), nil
+	return false
 }
 
 func (b *builder) orderLimit(orders []query.Order, limit, offset int64) string {
@@ -137,10 +178,19 @@ func (b *builder) from(p *query.Plan) string {
 	// distinct_resources: keep only the events that are the newest of
 	// their (certname, type, title, property, name) within the window.
 	w := p.Distinct
-	cond := fmt.Sprintf("e2.timestamp >= %s AND e2.timestamp <= %s", b.arg(w.Start), b.arg(w.End))
-	if p.DistinctLatest != nil {
-		cond += " AND " + latestSQL("e2.report_id", *p.DistinctLatest)
+	if p.DistinctLatest == nil {
+		// One pass: the newest timestamp of each group as a window
+		// function; statement() keeps the rows that have it.
+		return "(SELECT e.*, MAX(e.timestamp) OVER (PARTITION BY r2.certname, e.resource_type, " +
+			"e.resource_title, e.property, e.name) AS distinct_max FROM resource_events e " +
+			"JOIN reports r2 ON r2.id = e.report_id WHERE e.timestamp >= " + b.arg(w.Start) +
+			" AND e.timestamp <= " + b.arg(w.End) + ") e JOIN reports r ON r.id = e.report_id"
 	}
+	// Candidates restricted to (non-)latest reports: pick the newest
+	// timestamp per group among them, then keep every stored event with
+	// that timestamp (PuppetDB does not restrict this second step).
+	cond := fmt.Sprintf("e2.timestamp >= %s AND e2.timestamp <= %s", b.arg(w.Start), b.arg(w.End))
+	cond += " AND " + latestSQL("e2.report_id", *p.DistinctLatest)
 	return "resource_events e JOIN reports r ON r.id = e.report_id JOIN (" +
 		"SELECT r2.certname AS certname, e2.resource_type AS resource_type, e2.resource_title AS resource_title, " +
 		"e2.property AS property, e2.name AS name, MAX(e2.timestamp) AS ts " +
@@ -222,7 +272,7 @@ func (b *builder) fieldColumn(e *query.Entity, fld *query.Field) (string, OutCol
 // columnExpr renders a plain field or a to_string call (for GROUP BY).
 func (b *builder) columnExpr(c query.Column) string {
 	if c.Func == "to_string" {
-		return b.d.ToChar(c.Field.SQL, c.Field.Type, b.arg(c.Format))
+		return b.d.ToChar(c.Field.SQL, c.Field.Type, b.sameArg(c.Format))
 	}
 	return c.Field.SQL
 }
@@ -243,12 +293,25 @@ func (b *builder) expr(x query.Expr) (string, error) {
 		if x.Field.Type == query.Path {
 			return b.d.PathContains(x.Field.SQL, b.arg(x.Value)), nil
 		}
+		if s, ok := x.Value.(string); ok && x.Literal {
+			return x.Field.SQL + " " + x.Op + " '" + strings.ReplaceAll(s, "'", "''") + "'", nil
+		}
 		return x.Field.SQL + " " + x.Op + " " + b.arg(x.Value), nil
 	case query.Match:
 		if x.Field.Type == query.Path {
 			return b.d.PathRegex(x.Field.SQL, b.arg(x.Pattern)), nil
 		}
-		return "(" + x.Field.SQL + " IS NOT NULL AND " + b.d.Regex(x.Field.SQL, b.arg(x.Pattern)) + ")", nil
+		cond := x.Field.SQL + " IS NOT NULL"
+		if x.Field.Type == query.String {
+			if pre := regexPrefix(x.Pattern); pre != "" {
+				// implied by the match; lets an index on the column serve it
+				cond = x.Field.SQL + " >= " + b.arg(pre)
+				if end := prefixEnd(pre); end != "" {
+					cond += " AND " + x.Field.SQL + " < " + b.arg(end)
+				}
+			}
+		}
+		return "(" + cond + " AND " + b.d.Regex(x.Field.SQL, b.arg(x.Pattern)) + ")", nil
 	case query.IsNull:
 		if x.Null {
 			return x.Field.SQL + " IS NULL", nil

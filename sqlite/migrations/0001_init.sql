@@ -63,3 +63,4 @@ CREATE TABLE IF NOT EXISTS resource_events (
 );
 CREATE INDEX IF NOT EXISTS resource_events_report ON resource_events (report_id);
 CREATE INDEX IF NOT EXISTS resource_events_timestamp ON resource_events (timestamp);
+CREATE INDEX IF NOT EXISTS resource_events_title ON resource_events (resource_title);
