@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"reportdb"
 	"reportdb/jsonv"
@@ -35,13 +36,28 @@ func (s *Server) handlePuppetReport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, reportdb.Invalid("The report is not valid JSON: "+err.Error()))
 		return
 	}
+	if err := s.submitPuppetReport(r, doc, receive, r.PathValue("certname")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeEmptyArray(w)
+}
+
+// submitPuppetReport converts doc, a parsed Puppet report (report JSON, or
+// YAML through puppetreport.ParseYAML), exactly as the PuppetDB terminus
+// does and stores it; receive is the time of receipt. When certname is not
+// empty the report's host must equal it.
+//
+// producer_timestamp comes from the producer_timestamp query parameter or
+// the X-Producer-Timestamp header, else the time of receipt; producer from
+// the producer parameter, the X-Producer header or the configured producer.
+func (s *Server) submitPuppetReport(r *http.Request, doc any, receive time.Time, certname string) error {
 	q := r.URL.Query()
 	ts := firstNonEmpty(q.Get("producer_timestamp"), r.Header.Get("X-Producer-Timestamp"))
 	if ts == "" {
 		ts = wire.FormatMillis(receive.UnixMilli())
 	} else if _, err := wire.ParseDatetime(ts); err != nil {
-		s.writeError(w, r, reportdb.Errorf(reportdb.EINVALID, "producer_timestamp %q is not a valid date-time (ISO 8601 with a zone)", ts))
-		return
+		return reportdb.Errorf(reportdb.EINVALID, "producer_timestamp %q is not a valid date-time (ISO 8601 with a zone)", ts)
 	}
 	var producer *string
 	if p := firstNonEmpty(q.Get("producer"), r.Header.Get("X-Producer"), s.cfg.Producer); p != "" {
@@ -49,22 +65,22 @@ func (s *Server) handlePuppetReport(w http.ResponseWriter, r *http.Request) {
 	}
 	v8, err := puppetreport.Convert(doc, puppetreport.Options{ProducerTimestamp: ts, Producer: producer})
 	if err != nil {
-		s.writeError(w, r, reportdb.Invalid(err.Error()))
-		return
+		return reportdb.Invalid(err.Error())
 	}
 	rep, err := wire.Decode(8, v8, receive.UnixMilli())
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	if cn := r.PathValue("certname"); cn != rep.Certname {
-		s.writeError(w, r, reportdb.Errorf(reportdb.EINVALID, "The report is for host %q but was submitted for certname %q", rep.Certname, cn))
-		return
+	if certname != "" && certname != rep.Certname {
+		return reportdb.Errorf(reportdb.EINVALID, "The report is for host %q but was submitted for certname %q", rep.Certname, certname)
 	}
-	if _, err := s.committer.Submit(r.Context(), rep); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
+	_, err = s.committer.Submit(r.Context(), rep)
+	return err
+}
+
+// writeEmptyArray answers a stored Puppet report: 200 with the JSON array
+// [] (what Puppet Server answers to a report PUT; Puppet ignores it).
+func writeEmptyArray(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", ctJSON)
 	w.WriteHeader(http.StatusOK)
 	w.Write([]byte("[]"))

@@ -14,6 +14,8 @@ func (s *Server) routes() {
 	m.HandleFunc("/pdb/cmd/v1", s.handleCommand)
 	m.HandleFunc("PUT /puppet/v3/report/{certname}", s.handlePuppetReport)
 	m.HandleFunc("POST /puppet/v3/report/{certname}", s.handlePuppetReport)
+	m.HandleFunc("POST /reports/upload", s.handleHTTPReport) // Puppet's http report processor
+	m.HandleFunc("POST /upload", s.handleHTTPReport)
 
 	m.HandleFunc("/pdb/query/v4/events", s.entityHandler(query.Events, query.KindEvents))
 	m.HandleFunc("/pdb/query/v4/reports", s.entityHandler(query.Reports, query.KindEntity))
