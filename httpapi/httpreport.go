@@ -39,6 +39,9 @@ func (s *Server) handleHTTPReport(w http.ResponseWriter, r *http.Request) {
 		}
 	case isYAMLType(mt):
 		parse = func(b []byte) (any, error) {
+			if len(b) > MaxYAMLBytes {
+				return nil, reportdb.Errorf(reportdb.ETOOLARGE, "YAML reports are limited to %d bytes (a YAML parse costs many times its size in memory); send larger reports as JSON", MaxYAMLBytes)
+			}
 			doc, err := puppetreport.ParseYAML(b)
 			if err != nil {
 				return nil, reportdb.Invalid("The report is not a valid Puppet YAML report: " + err.Error())
@@ -71,6 +74,11 @@ func (s *Server) handleHTTPReport(w http.ResponseWriter, r *http.Request) {
 	}
 	writeEmptyArray(w)
 }
+
+// MaxYAMLBytes bounds YAML report bodies: the YAML library allocates
+// about 30 times the document's size while parsing (real reports are tens
+// of kilobytes).
+const MaxYAMLBytes = 8 << 20
 
 func isYAMLType(mt string) bool {
 	for _, t := range yamlTypes {

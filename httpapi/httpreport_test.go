@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"reportdb/httpapi"
 )
 
 // puppet7Dir holds real Puppet 7.23 reports: Puppet's JSON, the YAML
@@ -283,5 +286,15 @@ func TestHTTPReportRejects(t *testing.T) {
 				t.Errorf("stored %d", n)
 			}
 		})
+	}
+}
+
+func TestHTTPReportYAMLLimit(t *testing.T) {
+	h := newServer(t)
+	big := append([]byte("--- !ruby/object:Puppet::Transaction::Report\nhost: x\npad: \""), bytes.Repeat([]byte("a"), httpapi.MaxYAMLBytes)...)
+	big = append(big, '"', '\n')
+	r := do(t, h, "POST", "/reports/upload", big, map[string]string{"Content-Type": "application/x-yaml"})
+	if r.code != 413 || !strings.Contains(r.body, "YAML reports are limited") {
+		t.Fatalf("oversized YAML: %d %.100s", r.code, r.body)
 	}
 }
