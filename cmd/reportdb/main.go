@@ -25,6 +25,7 @@ const usage = `usage: reportdb <command> [flags]
 
 commands:
   serve     run the HTTP service
+  import    import report files, directories and PuppetDB export archives
   migrate   apply the database schema migrations
   version   print version, commit and Go version
 
@@ -39,6 +40,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return runServe(args[1:], stdout, stderr)
+	case "import":
+		return runImport(args[1:], stdout, stderr)
 	case "migrate":
 		return runMigrate(args[1:], stdout, stderr)
 	case "version", "--version", "-version":

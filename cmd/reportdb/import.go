@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"reportdb/ingest"
+	"reportdb/internal/importer"
+)
+
+const importUsage = `usage: reportdb import [flags] PATH...
+
+Imports reports that already exist: files, directories (walked recursively,
+hidden entries skipped) and PuppetDB export archives. The format of each file
+is recognised by its content (gzip is undone first, whatever the name):
+
+  Puppet's own reports   JSON, report_format 10, 11 or 12 (files of the "store"
+                         report processor, last_run_report.json, ...), and the
+                         YAML of Puppet's reportdir (<certname>/<YYYYMMDDHHMM>.yaml)
+  PuppetDB wire format   a "store report" payload of version 5 to 8 (the version
+                         is recognised by its keys), or the envelope
+                         {"command": "store report", "version": N, "payload": {...}};
+                         also as JSON lines, one report per line
+  PuppetDB export        a .tar.gz written by "puppet db export" or
+  archives               /pdb/admin/v1/archive: its reports are imported (in the
+                         store report version its metadata names); catalogs,
+                         facts, catalog inputs and fact expirations are skipped
+                         and counted
+
+Reports are validated exactly as the server validates submitted reports, and
+stored in batches into the embedded database (--data-dir) or PostgreSQL
+(--database), or sent to a running reportdb or PuppetDB (--server URL) as
+"store report" commands. Already stored reports are counted as duplicates.
+
+With --server, each report is validated here first (PuppetDB answers 200 to an
+invalid report and drops it later), then POSTed gzipped to /pdb/cmd/v1 in the
+version it was found in (Puppet's reports as version 8), over --connections
+connections. A 4xx answer rejects the report with the server's message;
+network errors and 5xx answers are retried --retries times, then count as
+failed. The server does not say which reports were duplicates.
+
+Puppet's reports carry no producer_timestamp: the PuppetDB terminus uses the
+time it processes a report. An import uses the report's end time instead
+(its time plus the run's total time, the report's end_time), so that
+importing the same file again gives the same report hash and is a duplicate.
+Their producer is --producer (null by default).
+
+Retention: "reportdb serve" deletes reports whose producer_timestamp is older
+than its --report-ttl (14d by default) at its next retention run; serve with
+--report-ttl 0 (or longer) to keep imported history.
+
+A rejected or unreadable file never stops the import; the summary lists them.
+Exit status: 0 when every report was stored (or already was), 1 when anything
+was rejected or failed, 2 for usage errors.
+
+flags:
+`
+
+// importConfig is the effective configuration of `reportdb import`.
+type importConfig struct {
+	DataDir          string
+	Database         string
+	MaxConnections   int
+	MaxBatch         int
+	Workers          int
+	Server           string
+	Connections      int
+	Retries          int
+	RetryDelay       time.Duration
+	Timeout          time.Duration
+	CACert           string
+	Cert             string
+	Key              string
+	Producer         string
+	DryRun           bool
+	Progress         string
+	ProgressInterval time.Duration
+	List             int
+	Paths            []string
+}
+
+func importEnv(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func importEnvInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func parseImportFlags(args []string, stderr io.Writer) (*importConfig, error) {
+	c := &importConfig{
+		DataDir:          importEnv("REPORTDB_DATA_DIR", "./data"),
+		Database:         importEnv("REPORTDB_DATABASE", ""),
+		MaxConnections:   importEnvInt("REPORTDB_MAX_CONNECTIONS", 0),
+		MaxBatch:         importEnvInt("REPORTDB_MAX_BATCH", 256),
+		Connections:      4,
+		Retries:          3,
+		RetryDelay:       time.Second,
+		Timeout:          2 * time.Minute,
+		Progress:         "auto",
+		ProgressInterval: 5 * time.Second,
+		List:             20,
+	}
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), importUsage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the embedded database (env REPORTDB_DATA_DIR)")
+	fs.StringVar(&c.Database, "database", c.Database, "PostgreSQL URL, e.g. postgres://user@host/db; empty: embedded database (env REPORTDB_DATABASE)")
+	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "PostgreSQL connection pool size; 0: automatic (env REPORTDB_MAX_CONNECTIONS)")
+	fs.IntVar(&c.MaxBatch, "max-batch", c.MaxBatch, "most reports committed in one transaction (env REPORTDB_MAX_BATCH)")
+	fs.IntVar(&c.Workers, "workers", c.Workers, "files read, decoded and stored concurrently; 0: automatic (the committer batches their reports)")
+	fs.StringVar(&c.Server, "server", c.Server, "send the reports to this reportdb or PuppetDB (http[s]://host:port) instead of a database")
+	fs.IntVar(&c.Connections, "connections", c.Connections, "concurrent requests with --server")
+	fs.IntVar(&c.Retries, "retries", c.Retries, "with --server: retries of a report after a network error or a 5xx answer")
+	fs.DurationVar(&c.RetryDelay, "retry-delay", c.RetryDelay, "with --server: delay before the first retry (doubled each time)")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "with --server: longest one request may take")
+	fs.StringVar(&c.CACert, "cacert", c.CACert, "with an https --server: CA certificate (PEM) to verify it, e.g. Puppet's ssl/certs/ca.pem")
+	fs.StringVar(&c.Cert, "cert", c.Cert, "with an https --server: client certificate (PEM)")
+	fs.StringVar(&c.Key, "key", c.Key, "with an https --server: client private key (PEM)")
+	fs.StringVar(&c.Producer, "producer", c.Producer, "producer (server certname) of imported Puppet reports, which carry none; empty: null")
+	fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "validate only; store nothing")
+	fs.StringVar(&c.Progress, "progress", c.Progress, "progress display: auto (a bar on a terminal, lines otherwise), bar, lines or none")
+	fs.DurationVar(&c.ProgressInterval, "progress-interval", c.ProgressInterval, "how often progress lines are written (--progress lines)")
+	fs.IntVar(&c.List, "list", c.List, "rejected and failed files listed with their reason in the summary; 0: all")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	c.Paths = fs.Args()
+	switch {
+	case len(c.Paths) == 0:
+		return nil, errors.New("no PATH to import given")
+	case c.Progress != "auto" && c.Progress != "bar" && c.Progress != "lines" && c.Progress != "none":
+		return nil, fmt.Errorf("--progress must be auto, bar, lines or none, got %q", c.Progress)
+	case c.ProgressInterval <= 0:
+		return nil, errors.New("--progress-interval must be positive")
+	case c.MaxBatch < 1:
+		return nil, errors.New("--max-batch must be at least 1")
+	case c.Workers < 0 || c.Connections < 1 || c.Retries < 0 || c.List < 0:
+		return nil, errors.New("--workers, --retries and --list must not be negative, --connections must be at least 1")
+	case c.Server != "" && c.DryRun:
+		return nil, errors.New("--dry-run and --server exclude each other")
+	case (c.Cert == "") != (c.Key == ""):
+		return nil, errors.New("--cert and --key go together")
+	}
+	if c.Server != "" {
+		u, err := url.Parse(c.Server)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("--server must be an http:// or https:// URL, got %q", c.Server)
+		}
+	}
+	return c, nil
+}
+
+func runImport(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseImportFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "reportdb import: %v\n\nRun \"reportdb import -h\" for help.\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return importMain(ctx, cfg, stdout, stderr)
+}
+
+// importMain runs an import and writes the summary to stdout and progress
+// to stderr; it returns the exit status.
+func importMain(ctx context.Context, cfg *importConfig, stdout, stderr io.Writer) int {
+	icfg := importer.Config{Workers: cfg.Workers, MaxListed: cfg.List}
+	if cfg.Producer != "" {
+		p := cfg.Producer
+		icfg.Producer = &p
+	}
+	dest := importer.ToDatabase
+	switch {
+	case cfg.DryRun:
+		dest = importer.DryRun
+		icfg.Sink = importer.DryRunSink{}
+		if icfg.Workers == 0 {
+			icfg.Workers = runtime.GOMAXPROCS(0)
+		}
+	case cfg.Server != "":
+		dest = importer.ToServer
+		client, err := importHTTPClient(cfg)
+		if err != nil {
+			fmt.Fprintln(stderr, "reportdb import:", err)
+			return 2
+		}
+		icfg.Sink = &importer.HTTPSink{URL: cfg.Server, Client: client, Retries: cfg.Retries, RetryDelay: cfg.RetryDelay}
+		if icfg.Workers == 0 {
+			icfg.Workers = cfg.Connections
+		}
+	default:
+		backend, kind, err := openBackend(ctx, cfg.Database, cfg.DataDir, cfg.MaxConnections)
+		if err != nil {
+			fmt.Fprintln(stderr, "reportdb import:", err)
+			return 1
+		}
+		defer backend.Close()
+		committer := ingest.NewCommitter(backend, cfg.MaxBatch)
+		defer committer.Close()
+		icfg.Sink = importer.CommitterSink{Committer: committer}
+		if icfg.Workers == 0 {
+			// Each worker waits for the commit of its report; enough of
+			// them keep the committer's batches full while the CPUs decode.
+			icfg.Workers = min(max(32, 8*runtime.GOMAXPROCS(0)), cfg.MaxBatch)
+		}
+		where := "PostgreSQL"
+		if kind == "sqlite" {
+			where = "the embedded database in " + cfg.DataDir
+		}
+		fmt.Fprintf(stderr, "importing into %s\n", where)
+	}
+	switch mode := cfg.Progress; {
+	case mode == "bar" || (mode == "auto" && isTerminal(stderr)):
+		icfg.Progress = importer.NewBarProgress(stderr)
+	case mode == "lines" || mode == "auto":
+		icfg.Progress = importer.NewLineProgress(stderr, cfg.ProgressInterval)
+	}
+	sum := importer.Run(ctx, icfg, cfg.Paths)
+	sum.Write(stdout, dest)
+	if !sum.OK() {
+		return 1
+	}
+	return 0
+}
+
+// importHTTPClient builds the client for --server: the connection pool
+// sized for --connections, TLS from --cacert/--cert/--key.
+func importHTTPClient(cfg *importConfig) (*http.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = cfg.Connections
+	tr.MaxConnsPerHost = cfg.Connections
+	if cfg.CACert != "" || cfg.Cert != "" {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if cfg.CACert != "" {
+			pem, err := os.ReadFile(cfg.CACert)
+			if err != nil {
+				return nil, err
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("%s: no PEM certificate found", cfg.CACert)
+			}
+			tc.RootCAs = pool
+		}
+		if cfg.Cert != "" {
+			cert, err := tls.LoadX509KeyPair(cfg.Cert, cfg.Key)
+			if err != nil {
+				return nil, err
+			}
+			tc.Certificates = []tls.Certificate{cert}
+		}
+		tr.TLSClientConfig = tc
+	}
+	return &http.Client{Transport: tr, Timeout: cfg.Timeout}, nil
+}
+
+// isTerminal reports whether w is a terminal (a progress bar can redraw).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,414 @@
+// Package importer loads reports that operators already have into reportdb
+// (or any PuppetDB-compatible server): Puppet's own report files (JSON
+// report_format 10-12 and the YAML of Puppet's reportdir), PuppetDB
+// "store report" wire payloads (versions 5-8, bare or in the
+// {"command","version","payload"} envelope) and PuppetDB export archives
+// (puppet db export, /pdb/admin/v1/archive).
+//
+// Every report goes through the same path as one submitted over HTTP:
+// puppetreport.Convert for Puppet's formats, then wire.Decode, then a Sink
+// (the group-commit ingest.Committer, or POST /pdb/cmd/v1 of a server).
+//
+// The pipeline: the named paths are walked first (so the total is known);
+// one goroutine opens each file to detect archives by content and streams
+// their entries; Config.Workers goroutines read, detect, decode and store
+// the rest concurrently, which is what lets the committer batch them. A
+// rejected or unreadable file is counted and listed, never fatal.
+package importer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"reportdb"
+	"reportdb/jsonv"
+	"reportdb/wire"
+)
+
+// Item is one report on its way to a Sink: the wire payload as found (or as
+// converted from Puppet's format) and its decoded, validated form.
+type Item struct {
+	Name    string // file path, "archive:entry" or "file:line", for messages
+	Version int    // "store report" command version of Payload (5-8)
+	Payload *jsonv.Object
+	Report  *reportdb.Report
+}
+
+// Sink stores validated reports.
+type Sink interface {
+	// Store stores one report and returns reportdb.Stored or
+	// reportdb.Duplicate. A *Rejection error means the destination refused
+	// the report as invalid; any other error is a failure (I/O, server
+	// unavailable, ...).
+	Store(ctx context.Context, it *Item) (reportdb.Outcome, error)
+}
+
+// Rejection is an error that says the report itself is unacceptable.
+type Rejection struct{ Reason string }
+
+func (r *Rejection) Error() string { return r.Reason }
+
+func reject(format string, args ...any) error {
+	return &Rejection{Reason: fmt.Sprintf(format, args...)}
+}
+
+// Config configures Run.
+type Config struct {
+	Sink Sink
+	// Workers is the number of goroutines reading, decoding and storing
+	// files concurrently (at least 1).
+	Workers int
+	// Producer is the producer given to Puppet reports (which carry none);
+	// nil gives null.
+	Producer *string
+	// Now is the clock for receive times and elapsed time (time.Now).
+	Now func() time.Time
+	// Progress, when set, is updated while the import runs.
+	Progress Progress
+	// MaxListed bounds the rejected/failed entries kept with their reason
+	// (the counts are always complete); 0 keeps them all.
+	MaxListed int
+}
+
+// Problem is a rejected or failed file (or report inside a file).
+type Problem struct {
+	Name   string
+	Reason string
+}
+
+// Summary is the result of an import.
+type Summary struct {
+	Files      int64 // files and archive entries processed
+	FilesTotal int64
+	Stored     int64
+	Duplicates int64
+	Rejected   int64
+	Failed     int64
+	// Skipped counts archive entries that are not reports, by kind
+	// ("catalogs", "facts", ...).
+	Skipped     map[string]int64
+	RejectedFor []Problem // the first MaxListed, in file order
+	FailedFor   []Problem
+	Elapsed     time.Duration
+	Interrupted bool
+}
+
+// Reports is the number of reports stored or found already stored.
+func (s *Summary) Reports() int64 { return s.Stored + s.Duplicates }
+
+// OK reports whether nothing was rejected or failed.
+func (s *Summary) OK() bool { return s.Rejected == 0 && s.Failed == 0 && !s.Interrupted }
+
+// job is one unit of work for a worker: a file to read or an archive entry
+// already read.
+type job struct {
+	seq     int    // order of discovery, to list problems in file order
+	name    string // for messages
+	path    string // file to read when data is nil
+	data    []byte // archive entry content
+	entry   bool   // data is an archive entry (no gzip/archive detection)
+	version int    // wire version for bare payloads (archive metadata); 0: detect
+}
+
+type problem struct {
+	seq int
+	Problem
+}
+
+// run is the state of one Run.
+type run struct {
+	cfg        Config
+	start      time.Time
+	filesTotal atomic.Int64
+	files      atomic.Int64
+	stored     atomic.Int64
+	duplicates atomic.Int64
+	rejected   atomic.Int64
+	failed     atomic.Int64
+
+	mu       sync.Mutex
+	skipped  map[string]int64
+	rejects  []problem
+	failures []problem
+}
+
+// Run imports the files, directories and archives named by paths.
+func Run(ctx context.Context, cfg Config, paths []string) *Summary {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Workers < 1 {
+		cfg.Workers = 1
+	}
+	r := &run{cfg: cfg, start: cfg.Now(), skipped: map[string]int64{}}
+
+	files := r.walk(paths)
+	r.filesTotal.Add(int64(len(files)))
+
+	stopProgress := r.startProgress()
+
+	jobs := make(chan job, 2*cfg.Workers)
+	var wg sync.WaitGroup
+	for i := 0; i < cfg.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if ctx.Err() != nil {
+					continue // drain: interrupted
+				}
+				r.process(ctx, j)
+			}
+		}()
+	}
+	r.produce(ctx, files, jobs)
+	close(jobs)
+	wg.Wait()
+	stopProgress()
+
+	return r.summary(ctx.Err() != nil)
+}
+
+// fileRef is a file found by the walk, or a path that could not be used.
+type fileRef struct {
+	seq  int
+	path string
+	err  error
+}
+
+// walk expands the paths into the list of files, in order: directories
+// recursively (lexical order, hidden entries skipped), files as named.
+func (r *run) walk(paths []string) []fileRef {
+	var out []fileRef
+	add := func(p string, err error) { out = append(out, fileRef{seq: len(out), path: p, err: err}) }
+	for _, root := range paths {
+		st, err := os.Stat(root)
+		if err != nil {
+			add(root, err)
+			continue
+		}
+		if !st.IsDir() {
+			add(root, nil)
+			continue
+		}
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				add(p, err)
+				if d != nil && d.IsDir() && p != root {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if p != root && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			switch {
+			case d.IsDir():
+			case d.Type().IsRegular():
+				add(p, nil)
+			case d.Type()&fs.ModeSymlink != 0:
+				if st, err := os.Stat(p); err != nil {
+					add(p, err)
+				} else if st.Mode().IsRegular() {
+					add(p, nil)
+				}
+			}
+			return nil
+		})
+	}
+	return out
+}
+
+// produce hands the files to the workers; archives are streamed here, one
+// job per entry, so that their reports are decoded concurrently too.
+func (r *run) produce(ctx context.Context, files []fileRef, jobs chan<- job) {
+	seq := 0
+	next := func() int { seq++; return seq }
+	for _, f := range files {
+		if ctx.Err() != nil {
+			return
+		}
+		if f.err != nil {
+			r.fail(next(), f.path, describeIOError(f.err))
+			r.files.Add(1)
+			continue
+		}
+		isArchive, err := sniffArchive(f.path)
+		if err != nil {
+			r.fail(next(), f.path, describeIOError(err))
+			r.files.Add(1)
+			continue
+		}
+		if !isArchive {
+			select {
+			case jobs <- job{seq: next(), name: f.path, path: f.path}:
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		r.readArchive(ctx, f.path, next, jobs)
+		r.files.Add(1)
+	}
+}
+
+// process handles one file or archive entry.
+func (r *run) process(ctx context.Context, j job) {
+	defer r.files.Add(1)
+	data := j.data
+	if !j.entry {
+		var err error
+		data, err = readFile(j.path)
+		if err != nil {
+			var rej *Rejection
+			if errors.As(err, &rej) {
+				r.reject(j.seq, j.name, rej.Reason)
+			} else {
+				r.fail(j.seq, j.name, describeIOError(err))
+			}
+			return
+		}
+	}
+	units := detect(j.name, data, j.version, r.cfg.Producer)
+	for i := range units {
+		if ctx.Err() != nil {
+			return
+		}
+		r.handle(ctx, j.seq, &units[i])
+	}
+}
+
+// handle validates and stores one report.
+func (r *run) handle(ctx context.Context, seq int, u *unit) {
+	if u.err != nil {
+		r.reject(seq, u.name, u.err.Error())
+		return
+	}
+	rep, err := wire.Decode(u.version, u.payload, r.cfg.Now().UnixMilli())
+	if err != nil {
+		r.reject(seq, u.name, reportdb.ErrorMessage(err)) // "Invalid report: <path>: ..."
+		return
+	}
+	out, err := r.cfg.Sink.Store(ctx, &Item{Name: u.name, Version: u.version, Payload: u.payload, Report: rep})
+	if err != nil {
+		if ctx.Err() != nil {
+			return // interrupted: neither stored nor a problem of the file
+		}
+		var rej *Rejection
+		if errors.As(err, &rej) {
+			r.reject(seq, u.name, rej.Reason)
+		} else {
+			r.fail(seq, u.name, err.Error())
+		}
+		return
+	}
+	if out == reportdb.Duplicate {
+		r.duplicates.Add(1)
+	} else {
+		r.stored.Add(1)
+	}
+}
+
+func (r *run) reject(seq int, name, reason string) {
+	r.rejected.Add(1)
+	r.mu.Lock()
+	r.rejects = append(r.rejects, problem{seq, Problem{name, reason}})
+	r.mu.Unlock()
+}
+
+func (r *run) fail(seq int, name, reason string) {
+	r.failed.Add(1)
+	r.mu.Lock()
+	r.failures = append(r.failures, problem{seq, Problem{name, reason}})
+	r.mu.Unlock()
+}
+
+func (r *run) skip(kind string) {
+	r.mu.Lock()
+	r.skipped[kind]++
+	r.mu.Unlock()
+}
+
+// stats is a snapshot for progress reports.
+func (r *run) stats() Stats {
+	return Stats{
+		FilesDone:  r.files.Load(),
+		FilesTotal: r.filesTotal.Load(),
+		Stored:     r.stored.Load(),
+		Duplicates: r.duplicates.Load(),
+		Rejected:   r.rejected.Load(),
+		Failed:     r.failed.Load(),
+		Elapsed:    r.cfg.Now().Sub(r.start),
+	}
+}
+
+func (r *run) startProgress() (stop func()) {
+	p := r.cfg.Progress
+	if p == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(p.Interval())
+		defer t.Stop()
+		p.Update(r.stats())
+		for {
+			select {
+			case <-t.C:
+				p.Update(r.stats())
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		p.Done(r.stats())
+	}
+}
+
+func (r *run) summary(interrupted bool) *Summary {
+	s := &Summary{
+		Files:       r.files.Load(),
+		FilesTotal:  r.filesTotal.Load(),
+		Stored:      r.stored.Load(),
+		Duplicates:  r.duplicates.Load(),
+		Rejected:    r.rejected.Load(),
+		Failed:      r.failed.Load(),
+		Skipped:     r.skipped,
+		Elapsed:     r.cfg.Now().Sub(r.start),
+		Interrupted: interrupted,
+	}
+	s.RejectedFor = ordered(r.rejects, r.cfg.MaxListed)
+	s.FailedFor = ordered(r.failures, r.cfg.MaxListed)
+	return s
+}
+
+// ordered sorts problems into file order (workers finish out of order) and
+// keeps the first max (all when max is 0).
+func ordered(ps []problem, max int) []Problem {
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].seq < ps[j].seq })
+	if max > 0 && len(ps) > max {
+		ps = ps[:max]
+	}
+	out := make([]Problem, len(ps))
+	for i, p := range ps {
+		out[i] = p.Problem
+	}
+	return out
+}
