@@ -38,7 +38,7 @@ type Config struct {
 type Server struct {
 	cfg       Config
 	backend   store.Backend
-	committer *ingest.Committer
+	committer instrumentedCommitter // *ingest.Committer telling Instrument the outcome
 	log       *slog.Logger
 	mux       *http.ServeMux
 }
@@ -60,7 +60,7 @@ func New(cfg Config, backend store.Backend, committer *ingest.Committer, log *sl
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{cfg: cfg, backend: backend, committer: committer, log: log, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, backend: backend, committer: instrumentedCommitter{committer}, log: log, mux: http.NewServeMux()}
 	s.routes()
 	return s
 }

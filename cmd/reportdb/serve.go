@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,119 +12,56 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
 	"reportdb/httpapi"
 	"reportdb/ingest"
+	"reportdb/internal/config"
+	"reportdb/internal/tlsauth"
+	"reportdb/metrics"
+	"reportdb/postgres"
+	"reportdb/sqlite"
 	"reportdb/store"
 )
 
-// serveConfig is the effective configuration of `reportdb serve`.
-type serveConfig struct {
-	Listen           string
-	DataDir          string
-	Database         string
-	MaxConnections   int
-	MaxBodyBytes     int64
-	QueryTimeout     time.Duration
-	MaxBatch         int
-	Writers          int
-	ReportTTL        time.Duration
-	GCInterval       time.Duration
-	CorrectiveCounts bool
-	LogFormat        string
-	DebugListen      string
-}
+// serveConfig is the effective configuration of `reportdb serve` (see
+// internal/config for every setting, its flag, key and variable).
+type serveConfig = config.Config
 
-func envOr(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok {
-		return v
-	}
-	return def
-}
-
+// defaultConfig is the configuration without flags: defaults, the
+// configuration file named by REPORTDB_CONFIG and the environment (for
+// subcommands that only need a few settings, such as migrate). Invalid
+// values fall back to the defaults; serve reports them.
 func defaultConfig() *serveConfig {
-	c := &serveConfig{
-		Listen:       envOr("REPORTDB_LISTEN", "127.0.0.1:8080"),
-		DataDir:      envOr("REPORTDB_DATA_DIR", "./data"),
-		Database:     envOr("REPORTDB_DATABASE", ""),
-		MaxBodyBytes: 64 << 20,
-		QueryTimeout: 2 * time.Minute,
-		MaxBatch:     256,
-		ReportTTL:    14 * 24 * time.Hour,
-		GCInterval:   time.Hour,
-		LogFormat:    envOr("REPORTDB_LOG_FORMAT", "text"),
-		DebugListen:  envOr("REPORTDB_DEBUG_LISTEN", ""),
+	if l, err := config.Load("reportdb", nil, os.LookupEnv, io.Discard); err == nil {
+		return l.Config
 	}
-	if v, err := strconv.ParseInt(envOr("REPORTDB_MAX_BODY_BYTES", ""), 10, 64); err == nil {
-		c.MaxBodyBytes = v
-	}
-	if v, err := parseDuration(envOr("REPORTDB_QUERY_TIMEOUT", "")); err == nil && v > 0 {
-		c.QueryTimeout = v
-	}
-	if v, err := strconv.Atoi(envOr("REPORTDB_MAX_BATCH", "")); err == nil {
-		c.MaxBatch = v
-	}
-	if v, err := strconv.Atoi(envOr("REPORTDB_WRITERS", "")); err == nil {
-		c.Writers = v
-	}
-	if v, err := strconv.Atoi(envOr("REPORTDB_MAX_CONNECTIONS", "")); err == nil {
-		c.MaxConnections = v
-	}
-	if s, ok := os.LookupEnv("REPORTDB_REPORT_TTL"); ok {
-		if v, err := parseDuration(s); err == nil {
-			c.ReportTTL = v
+	c := config.Defaults()
+	for _, key := range []string{"data-dir", "database"} {
+		s := config.Lookup(key)
+		if v, ok := os.LookupEnv(s.Env()); ok {
+			s.Set(c, v)
 		}
-	}
-	if v, err := parseDuration(envOr("REPORTDB_GC_INTERVAL", "")); err == nil && v > 0 {
-		c.GCInterval = v
-	}
-	if v, err := strconv.ParseBool(envOr("REPORTDB_CORRECTIVE_COUNTS", "")); err == nil {
-		c.CorrectiveCounts = v
 	}
 	return c
 }
 
-func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
-	c := defaultConfig()
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&c.Listen, "listen", c.Listen, "HOST:PORT to serve plain HTTP on (env REPORTDB_LISTEN)")
-	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the embedded database (env REPORTDB_DATA_DIR)")
-	fs.StringVar(&c.Database, "database", c.Database, "PostgreSQL URL, e.g. postgres://user@host/db; empty: embedded database (env REPORTDB_DATABASE)")
-	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "PostgreSQL connection pool size; 0: automatic (env REPORTDB_MAX_CONNECTIONS)")
-	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted report body in bytes, after gzip decoding (env REPORTDB_MAX_BODY_BYTES)")
-	fs.Var(durationFlag{&c.QueryTimeout}, "query-timeout", "longest a query may run (env REPORTDB_QUERY_TIMEOUT)")
-	fs.IntVar(&c.MaxBatch, "max-batch", c.MaxBatch, "most reports committed in one transaction (env REPORTDB_MAX_BATCH)")
-	fs.IntVar(&c.Writers, "writers", c.Writers, "batches written concurrently; 0: automatic (1 on SQLite) (env REPORTDB_WRITERS)")
-	fs.Var(durationFlag{&c.ReportTTL}, "report-ttl", "delete reports whose producer_timestamp is older than this; 0 disables (env REPORTDB_REPORT_TTL)")
-	fs.Var(durationFlag{&c.GCInterval}, "gc-interval", "how often retention runs (env REPORTDB_GC_INTERVAL)")
-	fs.BoolVar(&c.CorrectiveCounts, "corrective-counts", c.CorrectiveCounts, "event counts split successes and noops into intentional and corrective (env REPORTDB_CORRECTIVE_COUNTS)")
-	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json (env REPORTDB_LOG_FORMAT)")
-	fs.StringVar(&c.DebugListen, "debug-listen", c.DebugListen, "HOST:PORT for Go's /debug/pprof profiling endpoints; empty: off (env REPORTDB_DEBUG_LISTEN)")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+func newLogger(format, level string, w io.Writer) *slog.Logger {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		lv = slog.LevelInfo
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
-	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return nil, fmt.Errorf("--log-format must be text or json")
-	}
-	return c, nil
-}
-
-func newLogger(format string, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: lv}
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, nil))
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 func runServe(args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseServeFlags(args, stderr)
+	l, err := config.Load("serve", args, os.LookupEnv, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -131,37 +69,109 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "reportdb serve:", err)
 		return 2
 	}
-	log := newLogger(cfg.LogFormat, stderr)
+	if l.PrintConfig {
+		if err := l.Print(stdout); err != nil {
+			fmt.Fprintln(stderr, "reportdb serve:", err)
+			return 1
+		}
+		return 0
+	}
+	cfg := l.Config
+	log := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
+	if l.File != "" {
+		log.Info("configuration file read", "file", l.File)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := serve(ctx, cfg, log, nil); err != nil {
 		log.Error("reportdb stopped", "err", err)
 		return 1
 	}
+	log.Info("reportdb stopped")
 	return 0
 }
 
+// listening tells where serve listens ("" when a listener is off).
+type listening struct {
+	HTTP  string // HOST:PORT of the plain HTTP listener
+	HTTPS string // HOST:PORT of the TLS listener
+}
+
 // serve runs the service until ctx is cancelled, then shuts down
-// gracefully: stop accepting, finish in-flight requests and commits.
-// ready, when non-nil, receives the listening address.
-func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready chan<- string) error {
+// gracefully: stop accepting on every listener, finish in-flight requests,
+// commit what was submitted. ready, when non-nil, is told where it
+// listens.
+func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(listening)) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	// TLS files first: a bad certificate should not wait for a database
+	var auth *tlsauth.Auth
+	if cfg.TLSListen != "" {
+		var err error
+		auth, err = tlsauth.New(tlsauth.Options{CertFile: cfg.TLSCert, KeyFile: cfg.TLSKey, CAFile: cfg.TLSCA,
+			CRLFile: cfg.TLSCRL, AllowlistFile: cfg.CertAllowlist, Log: log})
+		if err != nil {
+			return err
+		}
+	}
 	backend, kind, err := openBackend(ctx, cfg.Database, cfg.DataDir, cfg.MaxConnections)
 	if err != nil {
 		return err
 	}
 	defer backend.Close()
+
+	m := metrics.New()
+	m.SetPoolStats(poolStats(backend))
 	committer := ingest.NewCommitterWriters(backend, cfg.MaxBatch, cfg.Writers)
+	committer.OnBatch = m.ObserveBatch // read only by commits, after a Submit
 	defer committer.Close()
 	api := httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxBodyBytes, QueryTimeout: cfg.QueryTimeout,
 		CorrectiveCounts: cfg.CorrectiveCounts}, backend, committer, log)
 
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return err
+	// /metrics beside the API (PuppetDB clients never use that path)
+	metricsHandler := m.Handler()
+	var inner http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			metricsHandler.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+	instrument := httpapi.InstrumentOptions{Log: log, Metrics: m, SlowQuery: cfg.SlowQuery}
+	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
+
+	var servers []*http.Server
+	var at listening
+	errc := make(chan error, 2)
+	closeAll := func() {
+		for _, s := range servers {
+			s.Close()
+		}
 	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	if cfg.Listen != "" {
+		ln, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return err
+		}
+		srv := &http.Server{Handler: httpapi.Instrument(inner, instrument), ReadHeaderTimeout: 30 * time.Second,
+			IdleTimeout: 2 * time.Minute, ErrorLog: errorLog}
+		servers = append(servers, srv)
+		at.HTTP = ln.Addr().String()
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	if auth != nil {
+		ln, err := net.Listen("tcp", cfg.TLSListen)
+		if err != nil {
+			closeAll()
+			return err
+		}
+		srv := &http.Server{Handler: httpapi.Instrument(auth.Middleware(inner), instrument),
+			TLSConfig: auth.TLSConfig(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: errorLog}
+		servers = append(servers, srv)
+		at.HTTPS = ln.Addr().String()
+		go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	}
 
 	if cfg.DebugListen != "" {
 		go func() {
@@ -173,19 +183,32 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready chan<-
 	}
 	bg, cancelBG := context.WithCancel(context.Background())
 	defer cancelBG()
-	retention := &store.Retention{Backend: backend, TTL: cfg.ReportTTL, Interval: cfg.GCInterval, Log: log}
+	retention := &store.Retention{Backend: backend, TTL: cfg.ReportTTL, Interval: cfg.GCInterval, Log: log, OnRun: m.ObserveRetention}
 	go retention.Run(bg)
 
-	attrs := []any{"addr", "http://" + ln.Addr().String(), "database", kind}
+	common := []any{"database", kind}
 	if kind == "sqlite" {
-		attrs = append(attrs, "data_dir", cfg.DataDir)
+		common = append(common, "data_dir", cfg.DataDir)
 	}
-	log.Info("reportdb listening", attrs...)
+	if at.HTTP != "" {
+		log.Info("reportdb listening", append([]any{"addr", "http://" + at.HTTP}, common...)...)
+	}
+	if at.HTTPS != "" {
+		attrs := append([]any{"addr", "https://" + at.HTTPS, "client_ca", cfg.TLSCA}, common...)
+		if cfg.TLSCRL != "" {
+			attrs = append(attrs, "crl", cfg.TLSCRL)
+		}
+		if cfg.CertAllowlist != "" {
+			attrs = append(attrs, "cert_allowlist", cfg.CertAllowlist)
+		}
+		log.Info("reportdb listening (TLS, client certificates required)", attrs...)
+	}
 	if ready != nil {
-		ready <- ln.Addr().String()
+		ready(at)
 	}
 	select {
 	case err := <-errc:
+		closeAll()
 		return err
 	case <-ctx.Done():
 	}
@@ -193,5 +216,44 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready chan<-
 	cancelBG()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return srv.Shutdown(shutdownCtx)
+	var wg sync.WaitGroup
+	errs := make([]error, len(servers))
+	for i, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.Shutdown(shutdownCtx)
+		}()
+	}
+	wg.Wait()
+	// then (deferred) committer.Close commits what is queued and the
+	// backend closes
+	return errors.Join(errs...)
+}
+
+// poolStats reports the backend's connection pools for /metrics.
+func poolStats(backend store.Backend) func() []metrics.PoolStats {
+	switch b := backend.(type) {
+	case *postgres.DB:
+		return func() []metrics.PoolStats {
+			s := b.PoolStat()
+			return []metrics.PoolStats{{Pool: "postgres", MaxOpen: int64(s.MaxConns()), Open: int64(s.TotalConns()),
+				InUse: int64(s.AcquiredConns()), Idle: int64(s.IdleConns()), Acquires: s.AcquireCount(),
+				Waits: s.EmptyAcquireCount(), WaitTime: s.EmptyAcquireWaitTime()}}
+		}
+	case *sqlite.DB:
+		return func() []metrics.PoolStats {
+			w, r := b.DBStats()
+			out := make([]metrics.PoolStats, 0, 2)
+			for _, p := range []struct {
+				name string
+				s    sql.DBStats
+			}{{"sqlite_writer", w}, {"sqlite_reader", r}} {
+				out = append(out, metrics.PoolStats{Pool: p.name, MaxOpen: int64(p.s.MaxOpenConnections), Open: int64(p.s.OpenConnections),
+					InUse: int64(p.s.InUse), Idle: int64(p.s.Idle), Acquires: -1, Waits: p.s.WaitCount, WaitTime: p.s.WaitDuration})
+			}
+			return out
+		}
+	}
+	return func() []metrics.PoolStats { return nil }
 }

@@ -1,0 +1,529 @@
+// Package config is the configuration of `reportdb serve`: every setting
+// has one name, used as the command-line flag (--name), as the key of the
+// YAML configuration file and, upper-cased with REPORTDB_ in front, as the
+// environment variable. Precedence, lowest first: built-in defaults, the
+// configuration file (--config FILE or REPORTDB_CONFIG), the environment,
+// the flags.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the effective configuration.
+type Config struct {
+	Listen           string
+	TLSListen        string
+	TLSCert          string
+	TLSKey           string
+	TLSCA            string
+	TLSCRL           string
+	CertAllowlist    string
+	DataDir          string
+	Database         string
+	MaxConnections   int
+	MaxBodyBytes     int64
+	QueryTimeout     time.Duration
+	SlowQuery        time.Duration
+	MaxBatch         int
+	Writers          int
+	ReportTTL        time.Duration
+	GCInterval       time.Duration
+	CorrectiveCounts bool
+	LogFormat        string
+	LogLevel         string
+	DebugListen      string
+}
+
+// Defaults returns the built-in defaults.
+func Defaults() *Config {
+	return &Config{
+		Listen:       "127.0.0.1:8080",
+		DataDir:      "./data",
+		MaxBodyBytes: 64 << 20,
+		QueryTimeout: 2 * time.Minute,
+		SlowQuery:    time.Second,
+		MaxBatch:     256,
+		ReportTTL:    14 * 24 * time.Hour,
+		GCInterval:   time.Hour,
+		LogFormat:    "text",
+		LogLevel:     "info",
+	}
+}
+
+// Setting describes one setting.
+type Setting struct {
+	Key    string // flag name and file key
+	Help   string
+	Secret bool // masked by Print
+	field  func(*Config) any
+}
+
+// Env is the setting's environment variable.
+func (s *Setting) Env() string {
+	return "REPORTDB_" + strings.ToUpper(strings.ReplaceAll(s.Key, "-", "_"))
+}
+
+// Settings lists every setting in the order they are documented.
+var Settings = []*Setting{
+	{Key: "listen", Help: "`HOST:PORT` to serve plain HTTP on; empty: no plain HTTP listener", field: func(c *Config) any { return &c.Listen }},
+	{Key: "tls-listen", Help: "`HOST:PORT` to serve HTTPS on, client certificates required (PuppetDB's 8081); empty: no HTTPS listener", field: func(c *Config) any { return &c.TLSListen }},
+	{Key: "tls-cert", Help: "`FILE` of the server certificate (PEM; intermediates may follow) for tls-listen", field: func(c *Config) any { return &c.TLSCert }},
+	{Key: "tls-key", Help: "`FILE` of the private key (PEM) of tls-cert", field: func(c *Config) any { return &c.TLSKey }},
+	{Key: "tls-ca", Help: "`FILE` of the CA certificate(s) (PEM) that sign client certificates, e.g. the Puppet CA", field: func(c *Config) any { return &c.TLSCA }},
+	{Key: "tls-crl", Help: "`FILE` of the certificate revocation list(s) (PEM) of tls-ca; revoked client certificates are refused; empty: none", field: func(c *Config) any { return &c.TLSCRL }},
+	{Key: "cert-allowlist", Help: "`FILE` of certnames (client certificate CNs) allowed on tls-listen, one per line; others get 403; empty: every certificate of tls-ca", field: func(c *Config) any { return &c.CertAllowlist }},
+	{Key: "data-dir", Help: "`DIR` holding the embedded database", field: func(c *Config) any { return &c.DataDir }},
+	{Key: "database", Help: "PostgreSQL `URL`, e.g. postgres://user@host/db; empty: embedded database", Secret: true, field: func(c *Config) any { return &c.Database }},
+	{Key: "max-connections", Help: "PostgreSQL connection pool size `N`; 0: automatic", field: func(c *Config) any { return &c.MaxConnections }},
+	{Key: "max-body-bytes", Help: "largest accepted report body in bytes (`N`), after gzip decoding; larger gets 413", field: func(c *Config) any { return &c.MaxBodyBytes }},
+	{Key: "query-timeout", Help: "longest a query may run (`DURATION`)", field: func(c *Config) any { return &c.QueryTimeout }},
+	{Key: "slow-query", Help: "queries slower than this (`DURATION`) are logged at WARN with their parameters; 0: off", field: func(c *Config) any { return &c.SlowQuery }},
+	{Key: "max-batch", Help: "most reports committed in one transaction (`N`)", field: func(c *Config) any { return &c.MaxBatch }},
+	{Key: "writers", Help: "batches written concurrently (`N`); 0: automatic (1 on SQLite)", field: func(c *Config) any { return &c.Writers }},
+	{Key: "report-ttl", Help: "delete reports whose producer_timestamp is older than this (`DURATION`, e.g. 14d); 0: keep everything", field: func(c *Config) any { return &c.ReportTTL }},
+	{Key: "gc-interval", Help: "how often retention runs (`DURATION`; the first run one interval after start)", field: func(c *Config) any { return &c.GCInterval }},
+	{Key: "corrective-counts", Help: "event counts split successes and noops into intentional and corrective (PE shape)", field: func(c *Config) any { return &c.CorrectiveCounts }},
+	{Key: "log-format", Help: "log `FORMAT`: text or json", field: func(c *Config) any { return &c.LogFormat }},
+	{Key: "log-level", Help: "least severe `LEVEL` logged: debug, info (one line per request), warn (slow queries and problems) or error", field: func(c *Config) any { return &c.LogLevel }},
+	{Key: "debug-listen", Help: "`HOST:PORT` for Go's /debug/pprof profiling endpoints; empty: off", field: func(c *Config) any { return &c.DebugListen }},
+}
+
+// Lookup returns the setting named key, or nil.
+func Lookup(key string) *Setting {
+	for _, s := range Settings {
+		if s.Key == key {
+			return s
+		}
+	}
+	return nil
+}
+
+// Set parses value into the setting's field of c.
+func (s *Setting) Set(c *Config, value string) error {
+	switch p := s.field(c).(type) {
+	case *string:
+		*p = value
+	case *int:
+		n, err := strconv.Atoi(strings.TrimSpace(value))
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", value)
+		}
+		*p = n
+	case *int64:
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", value)
+		}
+		*p = n
+	case *bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(value))
+		if err != nil {
+			return fmt.Errorf("%q is not a boolean (true or false)", value)
+		}
+		*p = b
+	case *time.Duration:
+		d, err := ParseDuration(value)
+		if err != nil {
+			return err
+		}
+		*p = d
+	default:
+		panic("config: unsupported field type")
+	}
+	return nil
+}
+
+// Format renders the setting's value in c as Set accepts it.
+func (s *Setting) Format(c *Config) string {
+	switch p := s.field(c).(type) {
+	case *string:
+		return *p
+	case *int:
+		return strconv.Itoa(*p)
+	case *int64:
+		return strconv.FormatInt(*p, 10)
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *time.Duration:
+		return FormatDuration(*p)
+	}
+	panic("config: unsupported field type")
+}
+
+func (s *Setting) isBool() bool {
+	_, ok := s.field(&Config{}).(*bool)
+	return ok
+}
+
+// ParseDuration accepts Go durations plus days ("14d", "1d12h"); "0"
+// means zero.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "0" || s == "" {
+		return 0, nil
+	}
+	var total time.Duration
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		days, err := strconv.ParseFloat(s[:i], 64)
+		if err != nil {
+			return 0, fmt.Errorf("invalid duration %q (use e.g. 14d, 36h, 90m)", s)
+		}
+		total = time.Duration(days * float64(24*time.Hour))
+		s = s[i+1:]
+		if s == "" {
+			return total, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q (use e.g. 14d, 36h, 90m)", s)
+	}
+	return total + d, nil
+}
+
+// FormatDuration renders d compactly: "0", "14d", "1h", "90m", "1.5s".
+func FormatDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	if d == 0 {
+		return "0"
+	}
+	if d > 0 && d%day == 0 {
+		return strconv.FormatInt(int64(d/day), 10) + "d"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// Source says where a setting's value came from.
+type Source string
+
+const (
+	FromDefault Source = "default"
+	FromFile    Source = "file"
+	FromEnv     Source = "env"
+	FromFlag    Source = "flag"
+)
+
+// Loaded is the result of Load.
+type Loaded struct {
+	Config *Config
+	// File is the configuration file read ("" if none).
+	File string
+	// Sources says where each setting (by key) came from.
+	Sources map[string]Source
+	// PrintConfig is set by --print-config.
+	PrintConfig bool
+}
+
+// ErrHelp is returned when -h or --help was given (the usage has been
+// written).
+var ErrHelp = flag.ErrHelp
+
+// Load builds the configuration of command name from the defaults, the
+// configuration file, the environment (lookupEnv, usually os.LookupEnv)
+// and args, then validates it. Usage and flag errors go to out.
+func Load(name string, args []string, lookupEnv func(string) (string, bool), out io.Writer) (*Loaded, error) {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	defaults := Defaults()
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	flagValues := map[string]string{}
+	var flagOrder []string
+	for _, s := range Settings {
+		def := s.Format(defaults)
+		if def == "0" || def == "false" {
+			def = "" // not printed as a default by -h
+		}
+		fs.Var(&rawFlag{s: s, def: def, values: flagValues, order: &flagOrder},
+			s.Key, s.Help+" (env "+s.Env()+")")
+	}
+	configFile, _ := lookupEnv("REPORTDB_CONFIG")
+	fs.StringVar(&configFile, "config", configFile, "YAML configuration `FILE`; its keys are the flag names (env REPORTDB_CONFIG)")
+	printConfig := fs.Bool("print-config", false, "print the effective configuration as YAML (passwords masked) and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(out, "usage: reportdb %s [flags]\n\nSettings come from, lowest precedence first: defaults, --config FILE, environment, flags.\n\n", name)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+
+	l := &Loaded{Config: defaults, File: configFile, Sources: map[string]Source{}, PrintConfig: *printConfig}
+	for _, s := range Settings {
+		l.Sources[s.Key] = FromDefault
+	}
+	if configFile != "" {
+		data, err := os.ReadFile(configFile)
+		if err != nil {
+			return nil, fmt.Errorf("configuration file: %w", err)
+		}
+		keys, err := applyYAML(l.Config, data)
+		if err != nil {
+			return nil, fmt.Errorf("configuration file %s: %w", configFile, err)
+		}
+		for _, k := range keys {
+			l.Sources[k] = FromFile
+		}
+	}
+	for _, s := range Settings {
+		if v, ok := lookupEnv(s.Env()); ok {
+			if err := s.Set(l.Config, v); err != nil {
+				return nil, fmt.Errorf("%s: %w", s.Env(), err)
+			}
+			l.Sources[s.Key] = FromEnv
+		}
+	}
+	for _, k := range flagOrder {
+		s := Lookup(k)
+		if err := s.Set(l.Config, flagValues[k]); err != nil {
+			return nil, fmt.Errorf("--%s: %w", k, err)
+		}
+		l.Sources[k] = FromFlag
+	}
+	if err := l.Config.Validate(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// rawFlag records a flag's raw value; Load applies it after the file and
+// the environment.
+type rawFlag struct {
+	s      *Setting
+	def    string
+	values map[string]string
+	order  *[]string
+}
+
+func (f *rawFlag) String() string {
+	if f == nil || f.s == nil {
+		return ""
+	}
+	if v, ok := f.values[f.s.Key]; ok {
+		return v
+	}
+	return f.def
+}
+
+func (f *rawFlag) Set(v string) error {
+	// check now so that flag errors name the flag at once
+	if err := f.s.Set(&Config{}, v); err != nil {
+		return err
+	}
+	if _, seen := f.values[f.s.Key]; !seen {
+		*f.order = append(*f.order, f.s.Key)
+	}
+	f.values[f.s.Key] = v
+	return nil
+}
+
+func (f *rawFlag) IsBoolFlag() bool { return f.s.isBool() }
+
+// applyYAML applies a configuration file: one mapping of setting keys to
+// scalars. Unknown keys, duplicate keys and non-scalar values are errors.
+func applyYAML(c *Config, data []byte) ([]string, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil // empty file: all defaults
+		}
+		return nil, err
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, errors.New("more than one YAML document")
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return nil, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("line %d: expected a mapping of settings (key: value)", root.Line)
+	}
+	seen := map[string]bool{}
+	var keys []string
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		s := Lookup(k.Value)
+		if s == nil {
+			return nil, fmt.Errorf("line %d: unknown key %q%s", k.Line, k.Value, suggest(k.Value))
+		}
+		if seen[k.Value] {
+			return nil, fmt.Errorf("line %d: %q given twice", k.Line, k.Value)
+		}
+		seen[k.Value] = true
+		if v.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("line %d: %s must be a single value", v.Line, k.Value)
+		}
+		val := v.Value
+		if v.Tag == "!!null" {
+			if _, ok := s.field(c).(*string); !ok {
+				return nil, fmt.Errorf("line %d: %s has no value", v.Line, k.Value)
+			}
+			val = ""
+		}
+		if err := s.Set(c, val); err != nil {
+			return nil, fmt.Errorf("line %d: %s: %w", v.Line, k.Value, err)
+		}
+		keys = append(keys, k.Value)
+	}
+	return keys, nil
+}
+
+// suggest names a known key for a misspelt one (underscores, tls_ ...).
+func suggest(key string) string {
+	norm := strings.ToLower(strings.ReplaceAll(key, "_", "-"))
+	if s := Lookup(norm); s != nil {
+		return fmt.Sprintf(" (did you mean %q?)", s.Key)
+	}
+	return ""
+}
+
+// Validate checks the settings together.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Listen == "" && c.TLSListen == "" {
+		errs = append(errs, errors.New("no listener: set listen and/or tls-listen"))
+	}
+	for _, a := range []struct{ key, addr string }{{"listen", c.Listen}, {"tls-listen", c.TLSListen}, {"debug-listen", c.DebugListen}} {
+		if a.addr != "" {
+			if _, _, err := net.SplitHostPort(a.addr); err != nil {
+				errs = append(errs, fmt.Errorf("%s %q: want HOST:PORT", a.key, a.addr))
+			}
+		}
+	}
+	if c.TLSListen != "" {
+		for _, f := range []struct{ key, val string }{{"tls-cert", c.TLSCert}, {"tls-key", c.TLSKey}, {"tls-ca", c.TLSCA}} {
+			if f.val == "" {
+				errs = append(errs, fmt.Errorf("tls-listen needs %s", f.key))
+			}
+		}
+	} else {
+		for _, f := range []struct{ key, val string }{{"tls-cert", c.TLSCert}, {"tls-key", c.TLSKey}, {"tls-ca", c.TLSCA}, {"tls-crl", c.TLSCRL}, {"cert-allowlist", c.CertAllowlist}} {
+			if f.val != "" {
+				errs = append(errs, fmt.Errorf("%s is set but tls-listen is not (client certificates exist only on the HTTPS listener)", f.key))
+			}
+		}
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("log-format must be text or json, not %q", c.LogFormat))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log-level must be debug, info, warn or error, not %q", c.LogLevel))
+	}
+	positive := func(key string, ok bool) {
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s must be positive", key))
+		}
+	}
+	positive("max-body-bytes", c.MaxBodyBytes > 0)
+	positive("query-timeout", c.QueryTimeout > 0)
+	positive("max-batch", c.MaxBatch > 0)
+	positive("gc-interval (to turn retention off, set report-ttl to 0)", c.GCInterval > 0)
+	for _, n := range []struct {
+		key string
+		ok  bool
+	}{{"max-connections", c.MaxConnections >= 0}, {"writers", c.Writers >= 0}, {"report-ttl", c.ReportTTL >= 0}, {"slow-query", c.SlowQuery >= 0}} {
+		if !n.ok {
+			errs = append(errs, fmt.Errorf("%s must not be negative", n.key))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var dsnPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+
+// MaskDatabase hides the password of a PostgreSQL URL or keyword/value
+// connection string.
+func MaskDatabase(s string) string {
+	if s == "" {
+		return s
+	}
+	if u, err := url.Parse(s); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+		return u.String()
+	}
+	return dsnPassword.ReplaceAllString(s, "${1}xxxxx")
+}
+
+// Print writes the configuration as YAML that Load accepts (secrets
+// masked), each value commented with where it came from.
+func (l *Loaded) Print(w io.Writer) error {
+	root := &yaml.Node{Kind: yaml.MappingNode}
+	for _, s := range Settings {
+		v := s.Format(l.Config)
+		if s.Key == "database" {
+			v = MaskDatabase(v)
+		}
+		val := &yaml.Node{Kind: yaml.ScalarNode, Value: v}
+		switch s.field(l.Config).(type) {
+		case *string:
+			val.Tag = "!!str"
+			if v == "" {
+				val.Style = yaml.DoubleQuotedStyle
+			}
+		case *time.Duration:
+			val.Tag = "!!str"
+		}
+		switch src := l.Sources[s.Key]; src {
+		case FromEnv:
+			val.LineComment = "env " + s.Env()
+		case FromFile:
+			val.LineComment = "file"
+		case FromFlag:
+			val.LineComment = "flag --" + s.Key
+		}
+		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: s.Key}, val)
+	}
+	header := "# reportdb effective configuration (defaults < configuration file < environment < flags)\n"
+	if l.File != "" {
+		header += "# configuration file: " + l.File + "\n"
+	}
+	if _, err := io.WriteString(w, header); err != nil {
+		return err
+	}
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(root); err != nil {
+		return err
+	}
+	return enc.Close()
+}
