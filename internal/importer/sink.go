@@ -87,6 +87,8 @@ func (s *HTTPSink) Store(ctx context.Context, it *Item) (reportdb.Outcome, error
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Content-Encoding", "gzip")
 		req.Header.Set("X-Uncompressed-Length", strconv.Itoa(len(raw)))
+		// a reportdb server counts these under the "import" channel
+		req.Header.Set("X-Reportdb-Channel", "import")
 		resp, err := client.Do(req)
 		if err == nil {
 			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
