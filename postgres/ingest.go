@@ -12,6 +12,7 @@ import (
 
 	"reportdb"
 	"reportdb/jsonv"
+	"reportdb/store"
 )
 
 // storeStatement writes a batch in one statement (one round trip, one
@@ -25,20 +26,22 @@ var storeStatement = `WITH input AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::smallint[], $5::text[], $6::bigint[],
    $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::boolean[],
    $14::boolean[], $15::boolean[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[],
-   $21::text[], $22::text[], $23::text[], $24::int[])
+   $21::text[], $22::text[], $23::text[], $24::int[], $40::int[], $41::int[], $42::int[], $43::int[],
+   $44::int[])
   AS t(hash, certname, puppet_version, report_format, configuration_version, start_time, end_time,
    producer_timestamp, receive_time, producer, environment, status, noop, noop_pending,
    corrective_change, transaction_uuid, catalog_uuid, code_id, job_id, cached_catalog_status, type,
-   metrics, logs, ord)
+   metrics, logs, ord, ev_success, ev_failure, ev_noop, ev_skipped, ev_total)
 ), ins AS (
   INSERT INTO reports (id, hash, certname, puppet_version, report_format, configuration_version,
    start_time, end_time, producer_timestamp, receive_time, producer, environment, status, noop,
    noop_pending, corrective_change, transaction_uuid, catalog_uuid, code_id, job_id,
-   cached_catalog_status, type)
+   cached_catalog_status, type, ev_success, ev_failure, ev_noop, ev_skipped, ev_total)
   SELECT ` + idSQL("i.producer_timestamp") + `, i.hash, i.certname, i.puppet_version, i.report_format,
    i.configuration_version, i.start_time, i.end_time, i.producer_timestamp, i.receive_time, i.producer,
    i.environment, i.status, i.noop, i.noop_pending, i.corrective_change, i.transaction_uuid,
-   i.catalog_uuid, i.code_id, i.job_id, i.cached_catalog_status, i.type
+   i.catalog_uuid, i.code_id, i.job_id, i.cached_catalog_status, i.type, i.ev_success, i.ev_failure,
+   i.ev_noop, i.ev_skipped, i.ev_total
   FROM input i ORDER BY i.ord
   ON CONFLICT (hash) DO NOTHING
   RETURNING id, hash, certname, producer_timestamp, type
@@ -137,7 +140,7 @@ func (db *DB) storeBatch(ctx context.Context, reports []*reportdb.Report) ([]rep
 			e.add(r.Hash, &r.Events[i])
 		}
 	}
-	rows, err := db.pool.Query(ctx, storeStatement, append(c.args(), e.args()...)...)
+	rows, err := db.pool.Query(ctx, storeStatement, append(append(c.args(), e.args()...), c.countArgs()...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +275,7 @@ type reportColumns struct {
 	metrics, logs                                                  []*string
 	noop, noopPending, corrective                                  []*bool
 	ord                                                            []int32
+	evSuccess, evFailure, evNoop, evSkipped, evTotal               []int32
 }
 
 func (c *reportColumns) add(r *reportdb.Report) {
@@ -299,6 +303,17 @@ func (c *reportColumns) add(r *reportdb.Report) {
 	c.metrics = append(c.metrics, text(r.Metrics))
 	c.logs = append(c.logs, text(r.Logs))
 	c.ord = append(c.ord, int32(len(c.ord)))
+	n := store.CountEvents(r)
+	c.evSuccess = append(c.evSuccess, n.Success)
+	c.evFailure = append(c.evFailure, n.Failure)
+	c.evNoop = append(c.evNoop, n.Noop)
+	c.evSkipped = append(c.evSkipped, n.Skipped)
+	c.evTotal = append(c.evTotal, n.Total)
+}
+
+// countArgs are the event counts ($40-$44 of storeStatement).
+func (c *reportColumns) countArgs() []any {
+	return []any{c.evSuccess, c.evFailure, c.evNoop, c.evSkipped, c.evTotal}
 }
 
 func (c *reportColumns) args() []any {

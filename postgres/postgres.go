@@ -60,6 +60,12 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	}
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "reportdb"
+	// Aggregations over a day of events (distinct_resources, event counts)
+	// sort or hash tens of thousands of rows: let them do it in memory.
+	// The pool is small, so this stays bounded.
+	if _, ok := cfg.ConnConfig.RuntimeParams["work_mem"]; !ok {
+		cfg.ConnConfig.RuntimeParams["work_mem"] = "32MB"
+	}
 	if opt.MaxConns > 0 {
 		cfg.MaxConns = opt.MaxConns
 	} else if cfg.MaxConns < 8 {

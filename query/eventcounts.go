@@ -19,6 +19,12 @@ type CountsPlan struct {
 	// Corrective splits successes and noops by corrective_change (the
 	// PuppetDB Enterprise counts).
 	Corrective bool
+	// ReportFilter is set when the counts can be read from the per-report
+	// event counts stored with each report: summarised by certname, a
+	// filter on report-level fields only (rewritten for the reports table,
+	// nil for none), no distinct window, no corrective split.
+	FromReports  bool
+	ReportFilter Expr
 }
 
 // CountsFilter is a counts_filter comparison on one count.
@@ -90,7 +96,65 @@ func CompileEventCounts(o *Options, corrective bool) (*CountsPlan, error) {
 	if p.Events, err = eventsFor(o); err != nil {
 		return nil, err
 	}
+	if p.SummarizeBy == "certname" && !corrective && p.Events.Distinct == nil {
+		if f, ok := reportLevel(p.Events.Filter); ok {
+			p.FromReports, p.ReportFilter = true, f
+		}
+	}
 	return p, nil
+}
+
+// reportLevel rewrites an events filter that only tests fields of the
+// event's report (certname, environment, report, run times,
+// latest_report?...) into the same filter on the reports table.
+func reportLevel(x Expr) (Expr, bool) {
+	onReport := func(f *Field) bool { return len(f.SQL) > 2 && f.SQL[:2] == "r." }
+	switch x := x.(type) {
+	case nil:
+		return nil, true
+	case Const:
+		return x, true
+	case And, Or:
+		var args []Expr
+		if a, ok := x.(And); ok {
+			args = a.Args
+		} else {
+			args = x.(Or).Args
+		}
+		out := make([]Expr, len(args))
+		for i, a := range args {
+			y, ok := reportLevel(a)
+			if !ok {
+				return nil, false
+			}
+			out[i] = y
+		}
+		if _, ok := x.(And); ok {
+			return And{Args: out}, true
+		}
+		return Or{Args: out}, true
+	case Not:
+		y, ok := reportLevel(x.X)
+		return Not{X: y}, ok
+	case Cmp:
+		return x, onReport(x.Field)
+	case Match:
+		return x, onReport(x.Field)
+	case IsNull:
+		return x, onReport(x.Field)
+	case InValues:
+		return x, onReport(x.Field)
+	case InQuery:
+		for _, f := range x.Fields {
+			if !onReport(f) {
+				return nil, false
+			}
+		}
+		return x, true
+	case LatestReport:
+		return LatestReport{Field: Reports.Field("latest_report?"), Latest: x.Latest}, true
+	}
+	return nil, false
 }
 
 // eventsFor compiles the events query of a counts request; a top-level

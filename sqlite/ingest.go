@@ -7,13 +7,15 @@ import (
 
 	"reportdb"
 	"reportdb/jsonv"
+	"reportdb/store"
 )
 
 const insertReport = `INSERT INTO reports (hash, certname, puppet_version, report_format,
  configuration_version, start_time, end_time, producer_timestamp, receive_time, producer,
  environment, status, noop, noop_pending, corrective_change, transaction_uuid, catalog_uuid,
- code_id, job_id, cached_catalog_status, type, metrics, logs, resource_events)
- VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ code_id, job_id, cached_catalog_status, type, metrics, logs, resource_events,
+ ev_success, ev_failure, ev_noop, ev_skipped, ev_total)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
  ON CONFLICT (hash) DO NOTHING`
 
 const insertEvent = `INSERT INTO resource_events (report_id, status, timestamp, resource_type,
@@ -96,12 +98,13 @@ func (s *statements) store(ctx context.Context, r *reportdb.Report) (reportdb.Ou
 	if _, err := s.certname.ExecContext(ctx, r.Certname); err != nil {
 		return 0, fmt.Errorf("certname: %w", err)
 	}
+	c := store.CountEvents(r)
 	res, err := s.report.ExecContext(ctx, r.Hash, r.Certname, r.PuppetVersion, r.ReportFormat,
 		r.ConfigurationVersion, r.StartTime, r.EndTime, r.ProducerTimestamp, r.ReceiveTime,
 		str(r.Producer), r.Environment, str(r.Status), boolean(r.Noop), boolean(r.NoopPending),
 		boolean(r.CorrectiveChange), str(r.TransactionUUID), str(r.CatalogUUID), str(r.CodeID),
 		str(r.JobID), str(r.CachedCatalogStatus), r.Type, blob(r.Metrics), blob(r.Logs),
-		blob(r.ResourceEvents))
+		blob(r.ResourceEvents), c.Success, c.Failure, c.Noop, c.Skipped, c.Total)
 	if err != nil {
 		return 0, fmt.Errorf("report: %w", err)
 	}

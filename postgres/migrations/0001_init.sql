@@ -42,7 +42,13 @@ CREATE TABLE reports (
   code_id text COLLATE "C",
   job_id text COLLATE "C",
   cached_catalog_status text COLLATE "C",
-  type text COLLATE "C" NOT NULL
+  type text COLLATE "C" NOT NULL,
+  -- the report's events by status (event-counts by certname read these)
+  ev_success integer NOT NULL DEFAULT 0,
+  ev_failure integer NOT NULL DEFAULT 0,
+  ev_noop integer NOT NULL DEFAULT 0,
+  ev_skipped integer NOT NULL DEFAULT 0,
+  ev_total integer NOT NULL DEFAULT 0
 );
 CREATE INDEX reports_certname_start ON reports (certname, start_time);
 CREATE INDEX reports_end_time ON reports (end_time, id) WHERE type = 'agent';

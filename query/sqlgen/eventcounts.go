@@ -62,6 +62,9 @@ func Aggregate(d Dialect, p *query.CountsPlan) (*Built, error) {
 }
 
 func (b *builder) eventCounts(p *query.CountsPlan, paging bool) (string, error) {
+	if p.FromReports {
+		return b.eventCountsFromReports(p, paging)
+	}
 	subject := query.SubjectColumns(p.SummarizeBy)
 	ev := p.Events
 	inner := []string{"e.status AS status"}
@@ -107,6 +110,51 @@ func (b *builder) eventCounts(p *query.CountsPlan, paging bool) (string, error) 
 	if !paging {
 		return sb.String(), nil
 	}
+	sb.WriteString(b.countsOrderLimit(p))
+	return sb.String(), nil
+}
+
+// storedCount is the per-report event-count column behind a count.
+var storedCount = map[string]string{"failures": "r.ev_failure", "skips": "r.ev_skipped",
+	"successes": "r.ev_success", "noops": "r.ev_noop"}
+
+// eventCountsFromReports renders counts summarised by certname from the
+// event counts stored with each report (see query.CountsPlan.FromReports):
+// count_by resource sums them; count_by certname counts each status at
+// most once per node. Nodes without any event in the matching reports
+// have no row, as when counting events.
+func (b *builder) eventCountsFromReports(p *query.CountsPlan, paging bool) (string, error) {
+	agg := func(name string) string {
+		if p.CountBy == "certname" {
+			return "MAX(CASE WHEN " + storedCount[name] + " > 0 THEN 1 ELSE 0 END)"
+		}
+		return "SUM(" + storedCount[name] + ")"
+	}
+	cols := []string{"r.certname AS certname"}
+	for _, c := range query.CountColumns(false) {
+		cols = append(cols, agg(c)+" AS "+c)
+	}
+	where := " WHERE r.ev_total > 0"
+	if p.ReportFilter != nil {
+		w, err := b.expr(p.ReportFilter)
+		if err != nil {
+			return "", err
+		}
+		where += " AND " + w
+	}
+	s := "SELECT " + strings.Join(cols, ", ") + " FROM reports r" + where + " GROUP BY r.certname"
+	if f := p.Filter; f != nil {
+		s += " HAVING " + agg(f.Count) + " " + f.Op + " " + b.arg(f.Value)
+	}
+	if paging {
+		s += b.countsOrderLimit(p)
+	}
+	return s, nil
+}
+
+// countsOrderLimit renders ORDER BY/LIMIT/OFFSET over the counts' aliases.
+func (b *builder) countsOrderLimit(p *query.CountsPlan) string {
+	var sb strings.Builder
 	if len(p.OrderBy) > 0 {
 		sb.WriteString(" ORDER BY ")
 		for i, o := range p.OrderBy {
@@ -135,7 +183,7 @@ func (b *builder) eventCounts(p *query.CountsPlan, paging bool) (string, error) 
 		}
 		sb.WriteString(b.d.LimitOffset(l, o))
 	}
-	return sb.String(), nil
+	return sb.String()
 }
 
 func (b *builder) countSQL(name string) string {

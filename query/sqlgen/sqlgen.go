@@ -78,7 +78,6 @@ func Count(d Dialect, p *query.Plan) (*Built, error) {
 // statement renders SELECT ... FROM ... WHERE ... GROUP BY ... [ORDER BY ...
 // LIMIT ... OFFSET ...].
 func (b *builder) statement(p *query.Plan, sel string, paging bool) (string, error) {
-	from := b.from(p) // binds its arguments first: they come first in the text
 	var conds []string
 	if p.Distinct != nil && p.DistinctLatest == nil {
 		conds = append(conds, "e.timestamp = e.distinct_max")
@@ -95,10 +94,10 @@ func (b *builder) statement(p *query.Plan, sel string, paging bool) (string, err
 		where = " WHERE " + strings.Join(conds, " AND ")
 	}
 	if paging && p.Offset > 0 && p.Entity == query.Reports && len(p.GroupBy) == 0 && !aggregates(p) {
-		// Late row lookup: page through the narrow index first, then
-		// build full rows (blobs, aggregated events) for the page only, so
-		// deep pages cost about what the first page costs.
-		inner := "SELECT r.id FROM " + from + where + b.orderLimit(p.OrderBy, p.Limit, p.Offset)
+		// Late row lookup: page through the narrow index first, then build
+		// full rows (blobs, aggregated events) for the page only, so deep
+		// pages cost about what the first page costs.
+		inner := "SELECT r.id FROM " + p.Entity.From + where + b.orderLimit(p.OrderBy, p.Limit, p.Offset)
 		return "SELECT " + sel + " FROM reports r JOIN (" + inner + ") pg ON pg.id = r.id" +
 			b.orderLimit(p.OrderBy, 0, 0), nil
 	}
@@ -114,7 +113,9 @@ func (b *builder) statement(p *query.Plan, sel string, paging bool) (string, err
 	if paging {
 		tail = b.orderLimit(p.OrderBy, p.Limit, p.Offset)
 	}
-	if p.Distinct == nil && p.Entity.NarrowFrom != "" && !reportAlias.MatchString(sel+where+group+tail) {
+	rest := sel + where + group + tail
+	from := b.from(p, rest) // numbered placeholders: text order does not matter
+	if p.Distinct == nil && p.Entity.NarrowFrom != "" && !reportAlias.MatchString(rest) {
 		// no column of the joined report is used: do not join it
 		from = p.Entity.NarrowFrom
 	}
@@ -171,7 +172,10 @@ func (b *builder) orderLimit(orders []query.Order, limit, offset int64) string {
 	return sb.String()
 }
 
-func (b *builder) from(p *query.Plan) string {
+// from renders the FROM clause. used is the rest of the statement (for
+// distinct_resources, whose inner query carries only the event columns the
+// statement uses).
+func (b *builder) from(p *query.Plan, used string) string {
 	if p.Distinct == nil {
 		return p.Entity.From
 	}
@@ -180,11 +184,26 @@ func (b *builder) from(p *query.Plan) string {
 	w := p.Distinct
 	if p.DistinctLatest == nil {
 		// One pass: the newest timestamp of each group as a window
-		// function; statement() keeps the rows that have it.
-		return "(SELECT e.*, MAX(e.timestamp) OVER (PARTITION BY r2.certname, e.resource_type, " +
-			"e.resource_title, e.property, e.name) AS distinct_max FROM resource_events e " +
+		// function over the columns the statement needs; statement()
+		// keeps the rows that have it.
+		cols := map[string]bool{"report_id": true, "timestamp": true}
+		for _, m := range eventAlias.FindAllStringSubmatch(used, -1) {
+			cols[m[1]] = true
+		}
+		var sel []string
+		for _, c := range eventColumns {
+			if cols[c] {
+				sel = append(sel, "e."+c)
+			}
+		}
+		from := "(SELECT " + strings.Join(sel, ", ") + ", MAX(e.timestamp) OVER (PARTITION BY r2.certname, " +
+			"e.resource_type, e.resource_title, e.property, e.name) AS distinct_max FROM resource_events e " +
 			"JOIN reports r2 ON r2.id = e.report_id WHERE e.timestamp >= " + b.arg(w.Start) +
-			" AND e.timestamp <= " + b.arg(w.End) + ") e JOIN reports r ON r.id = e.report_id"
+			" AND e.timestamp <= " + b.arg(w.End) + ") e"
+		if reportAlias.MatchString(used) {
+			from += " JOIN reports r ON r.id = e.report_id"
+		}
+		return from
 	}
 	// Candidates restricted to (non-)latest reports: pick the newest
 	// timestamp per group among them, then keep every stored event with
@@ -200,6 +219,15 @@ func (b *builder) from(p *query.Plan) string {
 		b.d.NotDistinct("d.property", "e.property") + " AND " + b.d.NotDistinct("d.name", "e.name") +
 		" AND d.ts = e.timestamp"
 }
+
+// eventColumns are the columns of resource_events; eventAlias finds the
+// ones a statement uses.
+var (
+	eventColumns = []string{"report_id", "status", "timestamp", "resource_type", "resource_title", "property",
+		"new_value", "old_value", "message", "file", "line", "containment_path", "containing_class", "name",
+		"corrective_change"}
+	eventAlias = regexp.MustCompile(`\be\.([a-z_]+)`)
+)
 
 func latestSQL(col string, latest bool) string {
 	if latest {

@@ -36,6 +36,11 @@ CREATE TABLE IF NOT EXISTS reports (
   job_id TEXT,
   cached_catalog_status TEXT,
   type TEXT NOT NULL,
+  ev_success INTEGER NOT NULL DEFAULT 0,
+  ev_failure INTEGER NOT NULL DEFAULT 0,
+  ev_noop INTEGER NOT NULL DEFAULT 0,
+  ev_skipped INTEGER NOT NULL DEFAULT 0,
+  ev_total INTEGER NOT NULL DEFAULT 0,
   metrics TEXT,
   logs TEXT,
   resource_events TEXT
