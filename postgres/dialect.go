@@ -94,3 +94,6 @@ func (Dialect) FieldSQL(f *query.Field) (string, bool) {
 	}
 	return "", false
 }
+
+// SortHash implements sqlgen.Dialect.
+func (Dialect) SortHash(text string) string { return "hashtextextended(" + text + ", 0)" }

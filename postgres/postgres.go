@@ -66,6 +66,12 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	if _, ok := cfg.ConnConfig.RuntimeParams["work_mem"]; !ok {
 		cfg.ConnConfig.RuntimeParams["work_mem"] = "32MB"
 	}
+	// reportdb's hot data (recent reports, their events, the indexes) is
+	// cached: index lookups cost little more than sequential reads, which
+	// the default random_page_cost (4, for spinning disks) does not assume.
+	if _, ok := cfg.ConnConfig.RuntimeParams["random_page_cost"]; !ok {
+		cfg.ConnConfig.RuntimeParams["random_page_cost"] = "1.1"
+	}
 	if opt.MaxConns > 0 {
 		cfg.MaxConns = opt.MaxConns
 	} else if cfg.MaxConns < 8 {

@@ -73,3 +73,6 @@ func (Dialect) Explain(sql string) string { return "EXPLAIN QUERY PLAN " + sql }
 
 // FieldSQL implements sqlgen.Dialect: SQLite stores every field.
 func (Dialect) FieldSQL(*query.Field) (string, bool) { return "", false }
+
+// SortHash implements sqlgen.Dialect: none.
+func (Dialect) SortHash(string) string { return "" }

@@ -33,6 +33,11 @@ type Dialect interface {
 	// PostgreSQL builds reports' resource_events with json_agg at query
 	// time, as PuppetDB does, instead of storing it.
 	FieldSQL(f *query.Field) (string, bool)
+	// SortHash returns an integer hash of a text expression to lead a
+	// sort or partition key (comparisons are then decided by the integer
+	// almost always; the full key still follows, so results are exact),
+	// or "" when the database has no cheap hash.
+	SortHash(text string) string
 	// Explain turns a statement into one that describes its execution
 	// (explain=analyze); each result row's columns are joined as text.
 	Explain(sql string) string
