@@ -15,11 +15,13 @@ import (
 type Backend interface {
 	// Dialect is the SQL dialect queries must be rendered in.
 	Dialect() sqlgen.Dialect
-	// StoreReports writes the reports in one transaction, each inside its
-	// own savepoint: a report that fails is rolled back alone and reported
-	// in errs[i] (outcomes[i] is then meaningless); the others commit
-	// together. The call returns only after the commit is durable. err is
-	// set when the transaction as a whole failed (nothing was stored).
+	// StoreReports writes the reports together (one transaction or one
+	// statement), duplicates (by hash) becoming reportdb.Duplicate. A
+	// report that fails must not fail the others: it is reported in
+	// errs[i] (outcomes[i] is then meaningless) and nothing of it is
+	// stored (SQLite uses a savepoint per report; PostgreSQL retries the
+	// reports of a failed batch one by one). The call returns only after
+	// the commit is durable. err is set when nothing could be stored.
 	StoreReports(ctx context.Context, reports []*reportdb.Report) (outcomes []reportdb.Outcome, errs []error, err error)
 	// Snapshot runs fn with a read-only view of one consistent snapshot
 	// (for several statements that must agree, e.g. a count and its rows).
