@@ -240,11 +240,46 @@ func acceptsGzip(r *http.Request) bool {
 // response began.
 func streamRows(w http.ResponseWriter, r *http.Request, rows store.Rows, cols []sqlgen.OutCol, total int64, pretty bool, started *bool) error {
 	enc := newRowEncoder(cols)
-	more := rows.Next()
-	if !more {
-		if err := rows.Err(); err != nil {
+	buf := make([]byte, 0, 4096)
+	// encode appends the current row (with its separator) to buf.
+	n := 0
+	encode := func() error {
+		if err := rows.Scan(enc.dest...); err != nil {
 			return err
 		}
+		if n > 0 {
+			if pretty {
+				buf = append(buf, ", "...)
+			} else {
+				buf = append(buf, ',')
+			}
+		}
+		n++
+		if !pretty {
+			var err error
+			buf, err = enc.appendRow(buf)
+			return err
+		}
+		row, err := enc.appendRow(nil)
+		if err != nil {
+			return err
+		}
+		v, err := jsonv.Parse(row)
+		if err != nil {
+			return err
+		}
+		buf = jsonv.AppendPretty(buf, reorderNested(v, 0))
+		return nil
+	}
+	// The first row is read and encoded before the status is sent, so
+	// that a query failing at once still gets a proper error response.
+	more := rows.Next()
+	if more {
+		if err := encode(); err != nil {
+			return err
+		}
+	} else if err := rows.Err(); err != nil {
+		return err
 	}
 	*started = true
 	h := w.Header()
@@ -255,43 +290,21 @@ func streamRows(w http.ResponseWriter, r *http.Request, rows store.Rows, cols []
 	out := newBody(w, r) // sets Content-Encoding: before WriteHeader
 	w.WriteHeader(http.StatusOK)
 	defer out.Close()
-	buf := make([]byte, 0, 4096)
-	n := 0
 	if pretty {
 		out.WriteString("[ ")
 	} else {
 		out.WriteByte('[')
 	}
-	for ; more; more = rows.Next() {
-		if err := rows.Scan(enc.dest...); err != nil {
-			return err
-		}
-		buf = buf[:0]
-		if n > 0 {
-			if pretty {
-				buf = append(buf, ", "...)
-			} else {
-				buf = append(buf, ',')
-			}
-		}
-		var err error
-		if pretty {
-			row, err := enc.appendRow(nil)
-			if err != nil {
-				return err
-			}
-			v, err := jsonv.Parse(row)
-			if err != nil {
-				return err
-			}
-			buf = jsonv.AppendPretty(buf, reorderNested(v, 0))
-		} else if buf, err = enc.appendRow(buf); err != nil {
-			return err
-		}
+	for more {
 		if _, err := out.Write(buf); err != nil {
 			return err
 		}
-		n++
+		buf = buf[:0]
+		if more = rows.Next(); more {
+			if err := encode(); err != nil {
+				return err
+			}
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return err

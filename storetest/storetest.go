@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("ConformanceFormat10", func(t *testing.T) { RunConformance(t, open, conformance.LoadCorpusFormat10) })
 	t.Run("Format10Equivalence", func(t *testing.T) { RunFormat10Equivalence(t, open) })
 	t.Run("Storage", func(t *testing.T) { RunStorage(t, open) })
+	t.Run("DayRollup", func(t *testing.T) { RunDayRollup(t, open) })
 }
 
 // Endpoints are the conformance case groups (the "endpoint" field of

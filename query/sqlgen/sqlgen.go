@@ -55,6 +55,16 @@ func (b *builder) sameArg(v string) string {
 // Select renders the rows query of a plan.
 func Select(d Dialect, p *query.Plan) (*Built, error) {
 	b := &builder{d: d}
+	if len(p.OrderBy) == 0 && p.Limit == 0 && p.Offset == 0 {
+		where, err := b.where(p)
+		if err != nil {
+			return nil, err
+		}
+		if sql, cols, ok := b.dayRollup(p, where); ok {
+			return &Built{SQL: sql, Args: b.args, Columns: cols}, nil
+		}
+		b = &builder{d: d}
+	}
 	sel, cols := b.selectList(p)
 	sql, err := b.statement(p, sel, true)
 	if err != nil {
@@ -77,7 +87,8 @@ func Count(d Dialect, p *query.Plan) (*Built, error) {
 
 // statement renders SELECT ... FROM ... WHERE ... GROUP BY ... [ORDER BY ...
 // LIMIT ... OFFSET ...].
-func (b *builder) statement(p *query.Plan, sel string, paging bool) (string, error) {
+// where renders the WHERE clause of a plan ("" for none).
+func (b *builder) where(p *query.Plan) (string, error) {
 	var conds []string
 	if p.Distinct != nil && p.DistinctLatest == nil {
 		conds = append(conds, "e.timestamp = e.distinct_max")
@@ -89,9 +100,16 @@ func (b *builder) statement(p *query.Plan, sel string, paging bool) (string, err
 		}
 		conds = append(conds, w)
 	}
-	where := ""
-	if len(conds) > 0 {
-		where = " WHERE " + strings.Join(conds, " AND ")
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), nil
+}
+
+func (b *builder) statement(p *query.Plan, sel string, paging bool) (string, error) {
+	where, err := b.where(p)
+	if err != nil {
+		return "", err
 	}
 	if paging && p.Offset > 0 && p.Entity == query.Reports && len(p.GroupBy) == 0 && !aggregates(p) {
 		// Late row lookup: page through the narrow index first, then build
