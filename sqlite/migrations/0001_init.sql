@@ -46,8 +46,11 @@ CREATE TABLE IF NOT EXISTS reports (
   resource_events TEXT
 );
 CREATE INDEX IF NOT EXISTS reports_certname_start ON reports (certname, start_time);
-CREATE INDEX IF NOT EXISTS reports_end_time ON reports (end_time);
-CREATE INDEX IF NOT EXISTS reports_producer_timestamp ON reports (producer_timestamp);
+-- covering the implicit type = 'agent' filter (and the status of daily
+-- charts), so paging, counting and per-day counts read only the index,
+-- not the wide rows that hold metrics and logs
+CREATE INDEX IF NOT EXISTS reports_end_time ON reports (end_time, type);
+CREATE INDEX IF NOT EXISTS reports_producer_timestamp ON reports (producer_timestamp, type, status);
 
 CREATE TABLE IF NOT EXISTS resource_events (
   report_id INTEGER NOT NULL REFERENCES reports (id) ON DELETE CASCADE,
