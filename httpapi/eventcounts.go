@@ -33,27 +33,10 @@ func (s *Server) handleEventCounts(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ctx, cancel := s.queryContext(r)
-	defer cancel()
-	started := false
-	err = s.backend.Snapshot(ctx, func(q store.Querier) error {
-		var total int64 = -1
-		if count != nil {
-			if total, err = scalar(ctx, q, count); err != nil {
-				return err
-			}
-		}
-		rows, err := q.Query(ctx, built.SQL, built.Args)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		started = true
+	s.runQuery(w, r, built, count, func(rows store.Rows, total int64, started *bool) error {
+		*started = true // writeRows sends the status before the first row
 		return s.streamCounts(w, r, rows, p, total, opts.Pretty)
 	})
-	if err != nil && !started {
-		s.writeError(w, r, err)
-	}
 }
 
 // queryOptions reads and validates the parameters of a query endpoint.

@@ -11,11 +11,7 @@ import (
 // handleNode serves /pdb/query/v4/nodes/<certname>: one pretty object or 404.
 func (s *Server) handleNode(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("certname")
-	params, err := query.ParseQueryString(r.URL.RawQuery)
-	if err == nil {
-		_, err = query.ParseOptions(query.KindSingle, params)
-	}
-	if err != nil {
+	if err := checkSingleParams(r); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -130,12 +130,25 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request, plan *query.Pla
 			return
 		}
 	}
-	ctx, cancel := s.queryContext(r)
-	defer cancel()
 	if opts.Explain {
+		ctx, cancel := s.queryContext(r)
+		defer cancel()
 		s.explain(ctx, w, r, built)
 		return
 	}
+	s.runQuery(w, r, built, count, func(rows store.Rows, total int64, started *bool) error {
+		return streamRows(w, r, rows, built.Columns, total, opts.Pretty, started)
+	})
+}
+
+// runQuery runs the count query (when asked for) and the row query, in one
+// snapshot so that X-Records and the rows agree, and hands the rows to
+// stream, which sets *started once the response status is out. An error
+// before that is answered as an error response; one after it can only cut
+// the body short, and is logged.
+func (s *Server) runQuery(w http.ResponseWriter, r *http.Request, built, count *sqlgen.Built, stream func(rows store.Rows, total int64, started *bool) error) {
+	ctx, cancel := s.queryContext(r)
+	defer cancel()
 	started := false
 	run := func(q store.Querier) error {
 		var total int64 = -1
@@ -151,10 +164,11 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request, plan *query.Pla
 			return err
 		}
 		defer rows.Close()
-		return streamRows(w, r, rows, built.Columns, total, opts.Pretty, &started)
+		return stream(rows, total, &started)
 	}
+	var err error
 	if count != nil {
-		err = s.backend.Snapshot(ctx, run) // the count and the rows agree
+		err = s.backend.Snapshot(ctx, run)
 	} else {
 		err = run(s.backend)
 	}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 
 	"reportdb"
@@ -21,47 +20,35 @@ func (s *Server) exists(r *http.Request, sql string, args ...any) (bool, error) 
 	return found, rows.Err()
 }
 
-func (s *Server) reportExists(r *http.Request, hash string) (bool, error) {
-	return s.exists(r, "SELECT 1 FROM reports WHERE hash = "+s.backend.Dialect().Placeholder(1), hash)
+// parent is what a scoped listing hangs from: the path value naming it, the
+// word its 404 uses, and the existence check (completed by a placeholder).
+type parent struct {
+	param, kind, existsSQL string
 }
 
-func (s *Server) environmentExists(r *http.Request, name string) (bool, error) {
-	return s.exists(r, "SELECT 1 FROM environments WHERE name = "+s.backend.Dialect().Placeholder(1), name)
+var (
+	reportParent      = parent{"hash", "report", "SELECT 1 FROM reports WHERE hash = "}
+	environmentParent = parent{"name", "environment", "SELECT 1 FROM environments WHERE name = "}
+)
+
+func (s *Server) parentExists(r *http.Request, p parent, name string) (bool, error) {
+	return s.exists(r, p.existsSQL+s.backend.Dialect().Placeholder(1), name)
+}
+
+// checkSingleParams validates the query string of an endpoint that answers
+// one object (/nodes/<certname>, /environments/<name>, /reports/<hash>/logs
+// and /metrics): only pretty is accepted, as PuppetDB does.
+func checkSingleParams(r *http.Request) error {
+	params, err := query.ParseQueryString(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	_, err = query.ParseOptions(query.KindSingle, params)
+	return err
 }
 
 func notFound(kind, name string) error {
 	return reportdb.Errorf(reportdb.ENOTFOUND, "No information is known about %s %s", kind, name)
-}
-
-// handleReportEvents serves /reports/<hash>/events as the events endpoint
-// restricted to that report (PuppetDB 7.12.1 answers 500 there; later
-// versions do this).
-func (s *Server) handleReportEvents(w http.ResponseWriter, r *http.Request) {
-	hash := r.PathValue("hash")
-	if r.Method != http.MethodGet && r.Method != http.MethodPost {
-		s.writeError(w, r, errMethod)
-		return
-	}
-	ok, err := s.reportExists(r, hash)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if !ok {
-		s.writeError(w, r, notFound("report", hash))
-		return
-	}
-	params, err := s.readParams(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	opts, err := query.ParseOptions(query.KindEvents, params)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.serveEntity(w, r, query.Events, opts, query.Cmp{Op: "=", Field: query.Events.Field("report"), Value: hash})
 }
 
 // reportBlobHandler serves /reports/<hash>/metrics and /logs: the stored
@@ -69,11 +56,7 @@ func (s *Server) handleReportEvents(w http.ResponseWriter, r *http.Request) {
 func (s *Server) reportBlobHandler(column string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		hash := r.PathValue("hash")
-		params, err := query.ParseQueryString(r.URL.RawQuery)
-		if err == nil {
-			_, err = query.ParseOptions(query.KindSingle, params)
-		}
-		if err != nil {
+		if err := checkSingleParams(r); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
@@ -81,7 +64,7 @@ func (s *Server) reportBlobHandler(column string) http.HandlerFunc {
 		defer cancel()
 		var data any
 		found := false
-		err = func() error {
+		err := func() error {
 			d := s.backend.Dialect()
 			expr := query.Reports.Field(column).SQL
 			if x, ok := d.FieldSQL(query.Reports.Field(column)); ok {
@@ -126,15 +109,11 @@ func (s *Server) reportBlobHandler(column string) http.HandlerFunc {
 // handleEnvironment serves /environments/<name> (any method).
 func (s *Server) handleEnvironment(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	params, err := query.ParseQueryString(r.URL.RawQuery)
-	if err == nil {
-		_, err = query.ParseOptions(query.KindSingle, params)
-	}
-	if err != nil {
+	if err := checkSingleParams(r); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	ok, err := s.environmentExists(r, name)
+	ok, err := s.parentExists(r, environmentParent, name)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -146,21 +125,25 @@ func (s *Server) handleEnvironment(w http.ResponseWriter, r *http.Request) {
 	writeJSONObject(w, http.StatusOK, "name", name)
 }
 
-// environmentSubHandler serves /environments/<name>/events and /reports.
-func (s *Server) environmentSubHandler(e *query.Entity, kind query.Kind) http.HandlerFunc {
+// scopedHandler serves a child listing of one parent: /reports/<hash>/events
+// (PuppetDB 7.12.1 answers 500 there; later versions do this) and
+// /environments/<name>/events and /reports. The parent, named by the path
+// value p.param, must exist (404 otherwise); the listing is entity e restricted
+// to field = that name, with the usual query and paging parameters.
+func (s *Server) scopedHandler(p parent, e *query.Entity, kind query.Kind, field string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("name")
+		name := r.PathValue(p.param)
 		if r.Method != http.MethodGet && r.Method != http.MethodPost {
 			s.writeError(w, r, errMethod)
 			return
 		}
-		ok, err := s.environmentExists(r, name)
+		ok, err := s.parentExists(r, p, name)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		if !ok {
-			s.writeError(w, r, notFound("environment", name))
+			s.writeError(w, r, notFound(p.kind, name))
 			return
 		}
 		params, err := s.readParams(r)
@@ -173,8 +156,6 @@ func (s *Server) environmentSubHandler(e *query.Entity, kind query.Kind) http.Ha
 			s.writeError(w, r, err)
 			return
 		}
-		s.serveEntity(w, r, e, opts, query.Cmp{Op: "=", Field: e.Field("environment"), Value: name})
+		s.serveEntity(w, r, e, opts, query.Cmp{Op: "=", Field: e.Field(field), Value: name})
 	}
 }
-
-var _ = context.Background

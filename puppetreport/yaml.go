@@ -337,34 +337,28 @@ func (c *yamlConv) root(n0 *yaml.Node) (any, error) {
 // members in document order. Members named in k.nested are converted in
 // context.
 func (c *yamlConv) object(n *yaml.Node, path string, depth int, k *yamlClass, isTagged bool) (*jsonv.Object, error) {
-	if len(n.Content)%2 != 0 {
-		return nil, c.fail(n, path, "malformed mapping")
-	}
 	out := &jsonv.Object{}
-	var seen yamlKeys
-	for i := 0; i < len(n.Content); i += 2 {
-		key, err := c.key(n.Content[i], path, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		if !seen.add(key) {
-			return nil, c.fail(n.Content[i], path, "duplicate key %s", jsonv.AppendString(nil, key))
-		}
+	seen, err := c.members(n, path, depth, func(key string, vn *yaml.Node) error {
 		p := member(path, key)
 		var v any
+		var err error
 		if sub := k.nestedOf(key); sub != nil {
-			v, err = c.collection(n.Content[i+1], p, depth+1, sub)
+			v, err = c.collection(vn, p, depth+1, sub)
 		} else {
-			v, err = c.value(n.Content[i+1], p, depth+1)
+			v, err = c.value(vn, p, depth+1)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if isTagged && (contains(k.drop, key) || (v == nil && contains(k.omitNil, key))) {
-			continue
+			return nil
 		}
 		out.Keys = append(out.Keys, key)
 		out.Values = append(out.Values, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if isTagged {
 		for _, key := range k.keys {
@@ -381,6 +375,29 @@ func (c *yamlConv) object(n *yaml.Node, path string, depth int, k *yamlClass, is
 		reorder(out, k.keys)
 	}
 	return out, nil
+}
+
+// members calls f for each member of mapping n in document order, with its
+// key (a string, checked by c.key) and value node; a malformed mapping or a
+// repeated key is an error. It returns the set of keys seen.
+func (c *yamlConv) members(n *yaml.Node, path string, depth int, f func(key string, value *yaml.Node) error) (yamlKeys, error) {
+	var seen yamlKeys
+	if len(n.Content)%2 != 0 {
+		return seen, c.fail(n, path, "malformed mapping")
+	}
+	for i := 0; i < len(n.Content); i += 2 {
+		key, err := c.key(n.Content[i], path, depth+1)
+		if err != nil {
+			return seen, err
+		}
+		if !seen.add(key) {
+			return seen, c.fail(n.Content[i], path, "duplicate key %s", jsonv.AppendString(nil, key))
+		}
+		if err := f(key, n.Content[i+1]); err != nil {
+			return seen, err
+		}
+	}
+	return seen, nil
 }
 
 func (k *yamlClass) nestedOf(key string) *yamlClass {
@@ -469,25 +486,18 @@ func (c *yamlConv) collection(n0 *yaml.Node, path string, depth int, k *yamlClas
 		}
 		return out, nil
 	case n.Kind == yaml.MappingNode && plainTag(n, "!!map"):
-		if len(n.Content)%2 != 0 {
-			return nil, c.fail(n, path, "malformed mapping")
-		}
 		out := &jsonv.Object{}
-		var seen yamlKeys
-		for i := 0; i < len(n.Content); i += 2 {
-			key, err := c.key(n.Content[i], path, depth+1)
+		_, err := c.members(n, path, depth, func(key string, vn *yaml.Node) error {
+			v, err := c.element(vn, quotedMember(path, key), depth+1, k)
 			if err != nil {
-				return nil, err
-			}
-			if !seen.add(key) {
-				return nil, c.fail(n.Content[i], path, "duplicate key %s", jsonv.AppendString(nil, key))
-			}
-			v, err := c.element(n.Content[i+1], quotedMember(path, key), depth+1, k)
-			if err != nil {
-				return nil, err
+				return err
 			}
 			out.Keys = append(out.Keys, key)
 			out.Values = append(out.Values, v)
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		return out, nil
 	}

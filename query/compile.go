@@ -434,13 +434,8 @@ func nodeStateExpr(e *Entity, active bool) Expr {
 }
 
 func compileIn(e *Entity, fv, target any) (Expr, error) {
-	var names []any
-	switch x := fv.(type) {
-	case string:
-		names = []any{x}
-	case []any:
-		names = x
-	default:
+	names, ok := fieldList(fv)
+	if !ok {
 		return nil, invalidf("The first argument of 'in' must be a field name or an array of field names, got %s", clj(fv))
 	}
 	if len(names) == 0 {
@@ -582,15 +577,22 @@ func compileSubExtract(t []any) (*Plan, error) {
 	return p, nil
 }
 
-// extractFields resolves an extract list of plain fields (a subquery's).
-func extractFields(e *Entity, v any) ([]Column, error) {
-	var names []any
+// fieldList reads the field argument of 'in' and 'extract': one name or an
+// array of them (the array's elements are checked by the caller).
+func fieldList(v any) ([]any, bool) {
 	switch x := v.(type) {
 	case string:
-		names = []any{x}
+		return []any{x}, true
 	case []any:
-		names = x
-	default:
+		return x, true
+	}
+	return nil, false
+}
+
+// extractFields resolves an extract list of plain fields (a subquery's).
+func extractFields(e *Entity, v any) ([]Column, error) {
+	names, ok := fieldList(v)
+	if !ok {
 		return nil, invalidf("extract takes a field name or an array of field names, got %s", clj(v))
 	}
 	var cols []Column
