@@ -206,12 +206,10 @@ func (db *DB) Snapshot(ctx context.Context, fn func(store.Querier) error) error 
 
 type querier struct{ tx pgx.Tx }
 
-// Query runs a read query in a snapshot. Statements are prepared and
-// cached per connection, so PostgreSQL may settle on a generic plan for a
-// query shape it sees often (planning a query over many partitions costs
-// more than running a simple one).
+// Query runs a read query in a snapshot (see queryArgs for how it is
+// planned).
 func (q querier) Query(ctx context.Context, sql string, args []any) (store.Rows, error) {
-	rows, err := q.tx.Query(ctx, sql, args...)
+	rows, err := q.tx.Query(ctx, sql, queryArgs(sql, args)...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -221,7 +219,7 @@ func (q querier) Query(ctx context.Context, sql string, args []any) (store.Rows,
 // Query implements store.Querier for a single statement (no explicit
 // transaction: one round trip).
 func (db *DB) Query(ctx context.Context, sql string, args []any) (store.Rows, error) {
-	rows, err := db.pool.Query(ctx, sql, args...)
+	rows, err := db.pool.Query(ctx, sql, queryArgs(sql, args)...)
 	if err != nil {
 		return nil, mapError(err)
 	}
