@@ -22,3 +22,6 @@ for _ in $(seq 100); do
 done
 [ -n "${addr:-}" ] || { cat "$tmp/server.log"; exit 1; }
 PDB_CHECK_NODES=1 OUT_DIR="$tmp/out" "$shared/clients/run-all.sh" "$addr"
+# Puppet's own http report processor (reports = store,http) against a fresh
+# reportdb: the YAML Puppet 7.23 POSTs must be stored as the terminus stores it.
+scripts/http-processor-check.sh
