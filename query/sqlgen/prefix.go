@@ -9,8 +9,18 @@ import "strings"
 // comparison (C collation, SQLite BINARY) the match then implies
 // prefix <= s < prefixEnd(prefix), which an index can serve.
 func regexPrefix(p string) string {
+	pre, _ := regexPrefixExact(p)
+	return pre
+}
+
+// regexPrefixExact is regexPrefix, and whether the pattern is nothing but
+// the anchor and that literal ("^/etc/nginx/", `^C:\`): then a string
+// matches exactly when it starts with the prefix, i.e. (bytewise) when
+// prefix <= s < prefixEnd(prefix), and the regular expression need not be
+// evaluated at all.
+func regexPrefixExact(p string) (string, bool) {
 	if !strings.HasPrefix(p, "^") || strings.HasPrefix(p, "***") {
-		return ""
+		return "", false
 	}
 	// any top-level alternation makes the anchor apply to one branch only
 	depth := 0
@@ -24,7 +34,7 @@ func regexPrefix(p string) string {
 			depth--
 		case '|':
 			if depth == 0 {
-				return ""
+				return "", false
 			}
 		}
 	}
@@ -45,14 +55,17 @@ func regexPrefix(p string) string {
 	}
 done:
 	prefix := b.String()
-	if i < len(p) && strings.IndexByte("*?{", p[i]) >= 0 && prefix != "" {
+	if i == len(p) {
+		return prefix, prefix != "" && prefixEnd(prefix) != ""
+	}
+	if strings.IndexByte("*?{", p[i]) >= 0 && prefix != "" {
 		// the last literal is optional (or repeated zero times)
 		prefix = prefix[:len(prefix)-1]
 		for len(prefix) > 0 && prefix[len(prefix)-1] >= 0x80 {
 			prefix = prefix[:len(prefix)-1] // do not cut a UTF-8 sequence
 		}
 	}
-	return prefix
+	return prefix, false
 }
 
 func isPunct(c byte) bool {

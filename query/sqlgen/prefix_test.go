@@ -2,7 +2,9 @@ package sqlgen
 
 import (
 	"regexp"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestRegexPrefix(t *testing.T) {
@@ -29,15 +31,53 @@ func TestRegexPrefix(t *testing.T) {
 	}
 }
 
+func TestRegexPrefixExact(t *testing.T) {
+	cases := []struct {
+		in    string
+		pre   string
+		exact bool
+	}{
+		{"^/etc/nginx/", "/etc/nginx/", true},
+		{`^C:\\`, `C:\`, true},
+		{`^a\.b`, "a.b", true},
+		{"^ünï", "ünï", true},
+		{`^/etc/nginx\.conf$`, "/etc/nginx.conf", false}, // the $ still needs the regex
+		{"^web[0-9]", "web", false},
+		{"^abc*", "ab", false},
+		{"^a.", "a", false},
+		{`^a\`, "a", false}, // a trailing backslash is an error for the regex to report
+		{"^", "", false},
+		{"^\xff", "\xff", false}, // no string sorts after every "\xff..." one: no upper bound
+		{"/etc", "", false},
+	}
+	for _, c := range cases {
+		pre, exact := regexPrefixExact(c.in)
+		if pre != c.pre || exact != c.exact {
+			t.Errorf("regexPrefixExact(%q) = %q, %v; want %q, %v", c.in, pre, exact, c.pre, c.exact)
+		}
+	}
+}
+
 // FuzzRegexPrefix: every string the (Go-compiled) pattern matches starts
 // with the extracted prefix and sorts below prefixEnd.
 func FuzzRegexPrefix(f *testing.F) {
 	f.Add("^/etc/nginx/", "/etc/nginx/sites")
 	f.Add("^ab*c", "ac")
 	f.Add(`^a\.b`, "a.b")
+	f.Add(`^C:\\`, `C:\x`)
 	f.Fuzz(func(t *testing.T, pattern, s string) {
 		re, err := regexp.Compile(pattern)
-		if err != nil || !re.MatchString(s) {
+		if err != nil || !utf8.ValidString(s) {
+			return
+		}
+		// an exact prefix decides the match on its own
+		if p, exact := regexPrefixExact(pattern); exact {
+			inRange := s >= p && s < prefixEnd(p)
+			if inRange != re.MatchString(s) || inRange != strings.HasPrefix(s, p) {
+				t.Fatalf("%q on %q: regex %v, range [%q, %q) %v", pattern, s, re.MatchString(s), p, prefixEnd(p), inRange)
+			}
+		}
+		if !re.MatchString(s) {
 			return
 		}
 		p := regexPrefix(pattern)

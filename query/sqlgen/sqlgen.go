@@ -353,11 +353,15 @@ func (b *builder) expr(x query.Expr) (string, error) {
 		}
 		cond := x.Field.SQL + " IS NOT NULL"
 		if x.Field.Type == query.String {
-			if pre := regexPrefix(x.Pattern); pre != "" {
+			if pre, exact := regexPrefixExact(x.Pattern); pre != "" {
 				// implied by the match; lets an index on the column serve it
 				cond = x.Field.SQL + " >= " + b.arg(pre)
 				if end := prefixEnd(pre); end != "" {
 					cond += " AND " + x.Field.SQL + " < " + b.arg(end)
+				}
+				if exact {
+					// the range is the whole condition
+					return "(" + cond + ")", nil
 				}
 			}
 		}
