@@ -11,9 +11,17 @@ import (
 // running retention right now (PostgreSQL); the run is simply skipped.
 var ErrBusy = errors.New("retention is running in another instance")
 
+// Maintainer is implemented by backends with periodic housekeeping (the
+// PostgreSQL backend VACUUMs closed day partitions). Maintain returns what
+// it worked on.
+type Maintainer interface {
+	Maintain(ctx context.Context) ([]string, error)
+}
+
 // Retention deletes reports older than TTL (PuppetDB's report-ttl) every
 // Interval, starting one interval after Run is called (as PuppetDB's
-// garbage collection does).
+// garbage collection does), then runs the backend's maintenance, if it has
+// any (also when retention is disabled).
 type Retention struct {
 	Backend  Backend
 	TTL      time.Duration // <= 0 disables retention
@@ -26,7 +34,8 @@ type Retention struct {
 
 // Run loops until ctx ends.
 func (r *Retention) Run(ctx context.Context) {
-	if r.TTL <= 0 || r.Interval <= 0 {
+	_, maintains := r.Backend.(Maintainer)
+	if r.Interval <= 0 || (r.TTL <= 0 && !maintains) {
 		return
 	}
 	t := time.NewTicker(r.Interval)
@@ -36,7 +45,10 @@ func (r *Retention) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			r.RunOnce(ctx)
+			if r.TTL > 0 {
+				r.RunOnce(ctx)
+			}
+			r.Maintain(ctx)
 		}
 	}
 }
@@ -62,4 +74,21 @@ func (r *Retention) RunOnce(ctx context.Context) (int64, error) {
 		r.Log.Info("retention", "deleted_reports", n, "cutoff", time.UnixMilli(cutoff).UTC().Format(time.RFC3339), "took", time.Since(start).Round(time.Millisecond))
 	}
 	return n, err
+}
+
+// Maintain runs the backend's housekeeping, if it has any.
+func (r *Retention) Maintain(ctx context.Context) {
+	m, ok := r.Backend.(Maintainer)
+	if !ok {
+		return
+	}
+	start := time.Now()
+	did, err := m.Maintain(ctx)
+	if err != nil {
+		r.Log.Error("maintenance failed", "err", err)
+		return
+	}
+	if len(did) > 0 {
+		r.Log.Info("maintenance", "vacuumed", did, "took", time.Since(start).Round(time.Millisecond))
+	}
 }

@@ -95,7 +95,7 @@ var Settings = []*Setting{
 	{Key: "max-batch", Help: "most reports committed in one transaction (`N`)", field: func(c *Config) any { return &c.MaxBatch }},
 	{Key: "writers", Help: "batches written concurrently (`N`); 0: automatic (1 on SQLite)", field: func(c *Config) any { return &c.Writers }},
 	{Key: "report-ttl", Help: "delete reports whose producer_timestamp is older than this (`DURATION`, e.g. 14d); 0: keep everything", field: func(c *Config) any { return &c.ReportTTL }},
-	{Key: "gc-interval", Help: "how often retention runs (`DURATION`; the first run one interval after start)", field: func(c *Config) any { return &c.GCInterval }},
+	{Key: "gc-interval", Help: "how often retention and, on PostgreSQL, maintenance (VACUUM of closed day partitions) run (`DURATION`; the first run one interval after start)", field: func(c *Config) any { return &c.GCInterval }},
 	{Key: "corrective-counts", Help: "event counts split successes and noops into intentional and corrective (PE shape)", field: func(c *Config) any { return &c.CorrectiveCounts }},
 	{Key: "log-format", Help: "log `FORMAT`: text or json", field: func(c *Config) any { return &c.LogFormat }},
 	{Key: "log-level", Help: "least severe `LEVEL` logged: debug, info (one line per request), warn (slow queries and problems) or error", field: func(c *Config) any { return &c.LogLevel }},

@@ -1,0 +1,91 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Maintain implements store.Maintainer: it VACUUMs (and ANALYZEs) the day
+// partitions of events and report data whose day has ended and that have
+// changed since they were last vacuumed, and the reports and certnames
+// tables when they have changed.
+//
+// Why reportdb does this itself: a day partition stops receiving rows when
+// its day ends, and PostgreSQL's autovacuum vacuums an insert-only table
+// only after inserts of 20% of its size, so the last part of every day
+// could stay unvacuumed until an anti-wraparound vacuum, months later (and
+// nothing is vacuumed where autovacuum is off). Until VACUUM has set a
+// page's all-visible bit, index-only scans fetch the row from the heap and
+// sequential scans check each row's visibility. Vacuuming a closed day once
+// costs one pass over it. Retention's row deletes (reports, and the events
+// of the day holding the cutoff) leave dead rows for the same VACUUM.
+//
+// One instance at a time: it holds the retention lock for its duration, so
+// it never overlaps a retention run elsewhere (which drops partitions);
+// when another instance holds it, Maintain returns nil and does nothing.
+func (db *DB) Maintain(ctx context.Context) (vacuumed []string, err error) {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	var got bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", lockRetention).Scan(&got); err != nil {
+		return nil, err
+	}
+	if !got {
+		return nil, nil
+	}
+	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", lockRetention)
+
+	rows, err := conn.Query(ctx, `SELECT s.relname, coalesce(p.relname, '')
+		FROM pg_stat_user_tables s
+		LEFT JOIN pg_inherits i ON i.inhrelid = s.relid
+		LEFT JOIN pg_class p ON p.oid = i.inhparent
+		WHERE (s.n_ins_since_vacuum > 0 OR s.n_dead_tup > 0)
+		  AND (p.relname IN ('resource_events', 'report_data') OR s.relname IN ('reports', 'certnames'))
+		ORDER BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	today := dayIndex(time.Now().UnixMilli())
+	for rows.Next() {
+		var name, parent string
+		if err := rows.Scan(&name, &parent); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if parent != "" {
+			t, err := time.Parse("20060102", strings.TrimPrefix(name, parent+"_"))
+			if err != nil || dayIndex(t.UnixMilli()) >= today {
+				continue // today's (or a future day's) partition is still filling
+			}
+		}
+		names = append(names, name)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if _, err := conn.Exec(ctx, "VACUUM (ANALYZE) "+pgx.Identifier{name}.Sanitize()); err != nil {
+			if isUndefinedTable(err) {
+				continue // dropped meanwhile
+			}
+			return vacuumed, err
+		}
+		vacuumed = append(vacuumed, name)
+	}
+	return vacuumed, nil
+}
+
+func isUndefinedTable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42P01"
+}

@@ -1,0 +1,104 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"reportdb/internal/pgtest"
+	"reportdb/storetest"
+)
+
+// TestMaintainVacuumsClosedDays: Maintain vacuums the partitions of days
+// that have ended and changed since their last vacuum, and the reports
+// table, but not today's partitions, which are still filling; a second run
+// with nothing changed does nothing; an instance that finds another one
+// maintaining does nothing.
+func TestMaintainVacuumsClosedDays(t *testing.T) {
+	ctx := context.Background()
+	u := pgtest.NewDatabase(t)
+	db := openURL(t, u)
+	h := storetest.NewServer(t, db)
+	now := time.Now().UTC()
+	past := now.Add(-72 * time.Hour)
+	for i := 0; i < 3; i++ {
+		cn := fmt.Sprintf("n%d", i)
+		submit(t, h, cn, reportBody(cn, past.UnixMilli()+int64(i)*1000))
+		submit(t, h, cn, reportBody(cn, now.UnixMilli()-int64(i+1)*1000))
+	}
+	pastEvents := "resource_events_" + past.Format("20060102")
+	todayEvents := "resource_events_" + now.Format("20060102")
+
+	// PostgreSQL publishes table statistics asynchronously (up to a few
+	// seconds after the inserting transaction): wait for the inserts to show
+	conn := getConn(t, u)
+	defer conn.Close(ctx)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int64
+		if err := conn.QueryRow(ctx, "SELECT coalesce((SELECT n_ins_since_vacuum FROM pg_stat_user_tables WHERE relname = $1), 0)", pastEvents).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no insert statistics for %s", pastEvents)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// another instance holding the maintenance lock: nothing is done
+	other := getConn(t, u)
+	defer other.Close(ctx)
+	var got bool
+	if err := other.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", int64(0x726462_03)).Scan(&got); err != nil || !got {
+		t.Fatalf("lock: %v %v", got, err)
+	}
+	if did, err := db.Maintain(ctx); err != nil || len(did) != 0 {
+		t.Fatalf("while locked elsewhere: %v %v", did, err)
+	}
+	other.Exec(ctx, "SELECT pg_advisory_unlock($1)", int64(0x726462_03))
+
+	did, err := db.Maintain(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("vacuumed %v", did)
+	if !slices.Contains(did, pastEvents) || !slices.Contains(did, "report_data_"+past.Format("20060102")) {
+		t.Errorf("closed day's partitions not vacuumed: %v", did)
+	}
+	if !slices.Contains(did, "reports") {
+		t.Errorf("reports not vacuumed: %v", did)
+	}
+	for _, name := range did {
+		if strings.HasSuffix(name, now.Format("20060102")) {
+			t.Errorf("today's partition %s vacuumed", name)
+		}
+	}
+	var allVisible, pages int
+	if err := conn.QueryRow(ctx, "SELECT relallvisible, relpages FROM pg_class WHERE relname = $1", pastEvents).Scan(&allVisible, &pages); err != nil {
+		t.Fatal(err)
+	}
+	if pages == 0 || allVisible != pages {
+		t.Errorf("%s: %d of %d pages all-visible after maintenance", pastEvents, allVisible, pages)
+	}
+	var todayVacuumed bool
+	if err := conn.QueryRow(ctx, "SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relname = $1", todayEvents).Scan(&todayVacuumed); err != nil {
+		t.Fatal(err)
+	}
+	if todayVacuumed {
+		t.Errorf("%s was vacuumed", todayEvents)
+	}
+	// nothing changed since: the closed day is not vacuumed again
+	did, err = db.Maintain(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(did, pastEvents) {
+		t.Errorf("%s vacuumed again without changes: %v", pastEvents, did)
+	}
+}
