@@ -154,36 +154,11 @@ func (b *builder) eventCountsFromReports(p *query.CountsPlan, paging bool) (stri
 
 // countsOrderLimit renders ORDER BY/LIMIT/OFFSET over the counts' aliases.
 func (b *builder) countsOrderLimit(p *query.CountsPlan) string {
-	var sb strings.Builder
-	if len(p.OrderBy) > 0 {
-		sb.WriteString(" ORDER BY ")
-		for i, o := range p.OrderBy {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString(o.Column)
-			nullable := o.Column == "containing_class"
-			switch {
-			case o.Desc && nullable:
-				sb.WriteString(" DESC NULLS FIRST")
-			case o.Desc:
-				sb.WriteString(" DESC")
-			case nullable:
-				sb.WriteString(" ASC NULLS LAST")
-			}
-		}
+	keys := make([]orderKey, len(p.OrderBy))
+	for i, o := range p.OrderBy {
+		keys[i] = orderKey{o.Column, o.Desc, o.Column == "containing_class"}
 	}
-	if p.Limit > 0 || p.Offset > 0 {
-		l, o := "", ""
-		if p.Limit > 0 {
-			l = b.arg(p.Limit)
-		}
-		if p.Offset > 0 {
-			o = b.arg(p.Offset)
-		}
-		sb.WriteString(b.d.LimitOffset(l, o))
-	}
-	return sb.String()
+	return b.orderLimitKeys(keys, p.Limit, p.Offset)
 }
 
 func (b *builder) countSQL(name string) string {

@@ -154,25 +154,40 @@ func aggregates(p *query.Plan) bool {
 }
 
 func (b *builder) orderLimit(orders []query.Order, limit, offset int64) string {
+	keys := make([]orderKey, len(orders))
+	for i, o := range orders {
+		if o.Column != nil {
+			keys[i] = orderKey{o.Column.Name, o.Desc, false}
+		} else {
+			keys[i] = orderKey{b.d.OrderKey(o.Field), o.Desc, !o.Field.NotNull}
+		}
+	}
+	return b.orderLimitKeys(keys, limit, offset)
+}
+
+// orderKey is one rendered ORDER BY expression.
+type orderKey struct {
+	expr     string
+	desc     bool
+	nullable bool // NULLs sort as PostgreSQL's default puts them (last ascending, first descending)
+}
+
+// orderLimitKeys renders ORDER BY, then LIMIT/OFFSET (0 = none).
+func (b *builder) orderLimitKeys(keys []orderKey, limit, offset int64) string {
 	var sb strings.Builder
-	if len(orders) > 0 {
+	if len(keys) > 0 {
 		sb.WriteString(" ORDER BY ")
-		for i, o := range orders {
+		for i, k := range keys {
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			if o.Column != nil {
-				sb.WriteString(o.Column.Name)
-			} else {
-				sb.WriteString(b.d.OrderKey(o.Field))
-			}
-			nullable := o.Column == nil && !o.Field.NotNull
+			sb.WriteString(k.expr)
 			switch {
-			case o.Desc && nullable:
+			case k.desc && k.nullable:
 				sb.WriteString(" DESC NULLS FIRST")
-			case o.Desc:
+			case k.desc:
 				sb.WriteString(" DESC")
-			case nullable:
+			case k.nullable:
 				sb.WriteString(" ASC NULLS LAST")
 			}
 		}
@@ -353,7 +368,7 @@ func (b *builder) expr(x query.Expr) (string, error) {
 		}
 		cond := x.Field.SQL + " IS NOT NULL"
 		if x.Field.Type == query.String {
-			if pre, exact := regexPrefixExact(x.Pattern); pre != "" {
+			if pre, exact := regexPrefix(x.Pattern); pre != "" {
 				// implied by the match; lets an index on the column serve it
 				cond = x.Field.SQL + " >= " + b.arg(pre)
 				if end := prefixEnd(pre); end != "" {
