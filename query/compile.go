@@ -1,7 +1,6 @@
 package query
 
 import (
-	"fmt"
 	"strings"
 
 	"reportdb/jsonv"
@@ -28,6 +27,15 @@ func Compile(e *Entity, ast any, o *Options, ctx Context) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := applyPaging(p, o, orders); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// applyPaging sets the paging parameters that were given (orders resolved
+// from o.OrderBy) over the plan's own, then checks the plan's grouping.
+func applyPaging(p *Plan, o *Options, orders []Order) error {
 	if o.OrderBySet {
 		p.OrderBy = orders
 	}
@@ -37,10 +45,7 @@ func Compile(e *Entity, ast any, o *Options, ctx Context) (*Plan, error) {
 	if o.OffsetSet {
 		p.Offset = o.Offset
 	}
-	if err := checkGrouping(p); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return checkGrouping(p)
 }
 
 func resolveOrder(e *Entity, specs []OrderSpec) ([]Order, error) {
@@ -776,5 +781,3 @@ func applyPagingClauses(p *Plan, clauses []any) error {
 	}
 	return nil
 }
-
-var _ = fmt.Sprint

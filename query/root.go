@@ -12,18 +12,13 @@ func CompileRoot(ast any, o *Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	var orders []Order
 	if o.OrderBySet {
-		if p.OrderBy, err = resolveOrder(p.Entity, o.OrderBy); err != nil {
+		if orders, err = resolveOrder(p.Entity, o.OrderBy); err != nil {
 			return nil, err
 		}
 	}
-	if o.LimitSet {
-		p.Limit = o.Limit
-	}
-	if o.OffsetSet {
-		p.Offset = o.Offset
-	}
-	if err := checkGrouping(p); err != nil {
+	if err := applyPaging(p, o, orders); err != nil {
 		return nil, err
 	}
 	return p, nil
