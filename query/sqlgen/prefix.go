@@ -8,17 +8,12 @@ import "strings"
 // embedded options, quantified last character...). With bytewise string
 // comparison (C collation, SQLite BINARY) the match then implies
 // prefix <= s < prefixEnd(prefix), which an index can serve.
-func regexPrefix(p string) string {
-	pre, _ := regexPrefixExact(p)
-	return pre
-}
-
-// regexPrefixExact is regexPrefix, and whether the pattern is nothing but
-// the anchor and that literal ("^/etc/nginx/", `^C:\`): then a string
-// matches exactly when it starts with the prefix, i.e. (bytewise) when
-// prefix <= s < prefixEnd(prefix), and the regular expression need not be
-// evaluated at all.
-func regexPrefixExact(p string) (string, bool) {
+//
+// The second result says that the pattern is nothing but the anchor and that literal
+// ("^/etc/nginx/", `^C:\\`): then a string matches exactly when it starts with
+// the prefix, i.e. (bytewise) when prefix <= s < prefixEnd(prefix), and the
+// regular expression need not be evaluated at all.
+func regexPrefix(p string) (string, bool) {
 	if !strings.HasPrefix(p, "^") || strings.HasPrefix(p, "***") {
 		return "", false
 	}
