@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -256,6 +257,16 @@ func partitionName(parent string, d int64) string {
 	return parent + "_" + time.UnixMilli(d*dayMs).UTC().Format("20060102")
 }
 
+// partitionDay is the inverse of partitionName: the day index of partition
+// name of table parent (false for a name partitionName does not make).
+func partitionDay(parent, name string) (int64, bool) {
+	t, err := time.Parse("20060102", strings.TrimPrefix(name, parent+"_"))
+	if err != nil {
+		return 0, false
+	}
+	return dayIndex(t.UnixMilli()), true
+}
+
 func contains(xs []int64, x int64) bool {
 	for _, y := range xs {
 		if y == x {
@@ -365,15 +376,24 @@ func (c *eventColumns) args() []any {
 		c.message, c.file, c.line, c.path, c.class, c.name, c.corrective}
 }
 
+// sqlState is the SQLSTATE code of a PostgreSQL error ("" for others).
+func sqlState(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
 // isTransient reports a deadlock or serialization failure.
 func isTransient(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+	c := sqlState(err)
+	return c == "40P01" || c == "40001"
 }
 
 // isNoPartition reports PostgreSQL's "no partition of relation found for
 // row" (check_violation on a partitioned table).
-func isNoPartition(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23514"
-}
+func isNoPartition(err error) bool { return sqlState(err) == "23514" }
+
+// isUndefinedTable reports a table that does not exist (any more).
+func isUndefinedTable(err error) bool { return sqlState(err) == "42P01" }

@@ -2,12 +2,9 @@ package postgres
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Maintain implements store.Maintainer: it VACUUMs (and ANALYZEs) the day
@@ -62,8 +59,7 @@ func (db *DB) Maintain(ctx context.Context) (vacuumed []string, err error) {
 			return nil, err
 		}
 		if parent != "" {
-			t, err := time.Parse("20060102", strings.TrimPrefix(name, parent+"_"))
-			if err != nil || dayIndex(t.UnixMilli()) >= today {
+			if d, ok := partitionDay(parent, name); !ok || d >= today {
 				continue // today's (or a future day's) partition is still filling
 			}
 		}
@@ -83,9 +79,4 @@ func (db *DB) Maintain(ctx context.Context) (vacuumed []string, err error) {
 		vacuumed = append(vacuumed, name)
 	}
 	return vacuumed, nil
-}
-
-func isUndefinedTable(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "42P01"
 }

@@ -3,9 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -54,11 +51,11 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 			rows.Close()
 			return 0, err
 		}
-		t, err := time.Parse("20060102", strings.TrimPrefix(name, parent+"_"))
-		if err != nil {
+		d, ok := partitionDay(parent, name)
+		if !ok {
 			continue
 		}
-		if d := dayIndex(t.UnixMilli()); (d+1)*dayMs <= cutoff {
+		if (d+1)*dayMs <= cutoff {
 			drop = append(drop, name)
 			if parent == "resource_events" {
 				dropped = append(dropped, d)
@@ -98,5 +95,3 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 	db.mu.Unlock()
 	return deleted, nil
 }
-
-var _ = strconv.Itoa
