@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 
 	"reportdb"
@@ -85,5 +84,3 @@ func writePretty(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	w.Write(jsonv.AppendPretty(nil, v))
 }
-
-var _ = slog.Default

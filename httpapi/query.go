@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -333,8 +332,6 @@ func streamRows(w http.ResponseWriter, r *http.Request, rows store.Rows, cols []
 	}
 	return nil
 }
-
-var _ = errors.New
 
 // explain answers explain=analyze: [{"query plan": ...}] with the
 // database's description of the statement (PuppetDB returns PostgreSQL's

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"reportdb"
-	"reportdb/jsonv"
 	"reportdb/query"
 	"reportdb/query/pql"
 )
@@ -44,5 +43,3 @@ func pqlError(err error) error {
 	}
 	return reportdb.Invalid(err.Error())
 }
-
-var _ = jsonv.Compact

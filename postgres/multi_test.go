@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"reportdb/internal/pgtest"
-	"reportdb/jsonv"
 	"reportdb/postgres"
 	"reportdb/storetest"
 )
@@ -223,8 +222,6 @@ func TestRetentionDropsPartitions(t *testing.T) {
 		}
 	}
 }
-
-var _ = jsonv.Compact
 
 // TestExplain: explain=analyze returns PostgreSQL's JSON plan.
 func TestExplain(t *testing.T) {

@@ -1,7 +1,6 @@
 package query
 
 import (
-	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -460,5 +459,3 @@ func invalidf(format string, args ...any) error {
 }
 
 func clj(v any) string { return jsonv.Clojure(v) }
-
-var _ = fmt.Sprintf
