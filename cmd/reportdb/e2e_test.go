@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -34,34 +33,12 @@ func buildBinary(t *testing.T) string {
 
 var listenRE = regexp.MustCompile(`addr=http://([0-9.:]+)`)
 
-// startServer starts the real binary and returns its base URL.
+// startServer starts the real binary on the embedded store in dataDir and
+// returns its base URL.
 func startServer(t *testing.T, bin, dataDir string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		return cmd, "http://" + a
-	case <-time.After(60 * time.Second):
-		t.Fatal("server did not report its address")
-	}
-	return nil, ""
+	cmd, addr, _, _ := startBinary(t, bin, false, "--listen", "127.0.0.1:0", "--data-dir", dataDir)
+	return cmd, "http://" + addr
 }
 
 // TestKill9Durability: a report acknowledged by the server survives an
