@@ -10,12 +10,14 @@ import (
 const (
 	EINVALID     = "invalid"        // 400, text/plain message
 	ENOTFOUND    = "not_found"      // 404, JSON {"error": message}
+	ERETIRED     = "retired"        // 404, text/plain (a retired API version)
 	ETOOLARGE    = "too_large"      // 413
 	EUNSUPPORTED = "unsupported"    // 415 (content type / encoding)
 	ENOTACCEPT   = "not_acceptable" // 406
 	EFORBIDDEN   = "forbidden"      // 403
 	ETIMEOUT     = "timeout"        // 503: a query ran past its time limit
 	EUNAVAILABLE = "unavailable"    // 503
+	ENOSPACE     = "no_space"       // 507: the disk is full
 	EINTERNAL    = "internal"       // 500; message is not shown to users
 )
 
@@ -24,12 +26,9 @@ const (
 type Error struct {
 	Code    string
 	Message string
-	// Body, when set, replaces the default rendering of Message (used for
-	// PuppetDB's command-endpoint JSON error bodies).
-	Body []byte
-	// ContentType goes with Body.
-	ContentType string
-	Err         error // wrapped cause, for logs
+	// RetryAfter, when > 0, is sent as a Retry-After header (seconds).
+	RetryAfter int
+	Err        error // wrapped cause, for logs
 }
 
 func (e *Error) Error() string {

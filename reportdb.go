@@ -1,12 +1,15 @@
 // Package reportdb holds the domain of the report store: the normalised
-// report and its resource events as stored, the error type shared by every
-// layer, and the interfaces the storage backends implement.
+// report and its resource events as stored, and the error type shared by
+// every layer (its codes become HTTP statuses in one place, httpapi). The
+// contract the storage backends implement is package store's.
 //
 // Data flows one way (see README "Architecture"):
 //
 //	ingest: body -> wire|puppetreport decode -> validate -> normalise (this
 //	        package's Report, hash computed) -> store (one transaction) -> ack
-//	query:  request -> params -> parse (AST|PQL) -> plan -> SQL -> stream rows
+//	query:  request -> params (httpapi) -> JSON AST or PQL -> typed nodes
+//	        (query/ast) -> plan (query) -> SQL (query/sqlgen, run by engine on
+//	        a store) -> rows streamed as JSON (httpapi)
 package reportdb
 
 // Report is one stored report after validation and normalisation (the
@@ -45,11 +48,6 @@ type Report struct {
 	Logs    []byte
 
 	Events []Event
-
-	// ResourceEvents is the rendered `resource_events.data` array of report
-	// rows (json_agg of row_to_json, as PuppetDB's SQL builds it); nil when
-	// the report has no events (PuppetDB answers "data":null then).
-	ResourceEvents []byte
 }
 
 // Event is one stored resource event.
@@ -82,11 +80,18 @@ const (
 	// Duplicate means a report with the same hash already existed; nothing
 	// was written (PuppetDB: "ignored (duplicate)").
 	Duplicate
+	// Queued means the database could not take the report and it was
+	// written to the durable spool instead; it is stored once the
+	// database is back (PuppetDB: a command in its queue).
+	Queued
 )
 
 func (o Outcome) String() string {
-	if o == Duplicate {
+	switch o {
+	case Duplicate:
 		return "duplicate"
+	case Queued:
+		return "queued"
 	}
 	return "stored"
 }

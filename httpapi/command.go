@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"reportdb"
 	"reportdb/jsonv"
-	"reportdb/query"
 	"reportdb/wire"
 )
 
@@ -57,12 +57,21 @@ func (s *Server) handleCommand(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, cmd.invalid(reportdb.ErrorMessage(err)))
 		return
 	}
-	if _, err := s.committer.Submit(r.Context(), rep); err != nil {
+	outcome, err := s.committer.Submit(r.Context(), rep)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	resp := &jsonv.Object{Keys: []string{"uuid"}, Values: []any{newUUID()}}
 	if wait > 0 {
+		// a spooled report is a queued command: wait for its delivery to
+		// the database, as PuppetDB waits for the command to be processed
+		if outcome == reportdb.Queued && !s.awaitQueued(r, rep.Hash, wait) {
+			resp.Keys = append(resp.Keys, "processed", "timed_out")
+			resp.Values = append(resp.Values, false, true)
+			writePretty(w, http.StatusServiceUnavailable, resp)
+			return
+		}
 		resp.Keys = append(resp.Keys, "processed", "timed_out")
 		resp.Values = append(resp.Values, true, false)
 	}
@@ -126,12 +135,11 @@ type command struct {
 // 400 {"error" : "Command \"store report\" for certname \"a\" is invalid. <why>"}.
 func (c *command) invalid(why string) error {
 	msg := fmt.Sprintf("Command %s for certname %s is invalid. %s", jsonv.Clojure(c.name), jsonv.Clojure(c.certname), why)
-	o := &jsonv.Object{Keys: []string{"error"}, Values: []any{msg}}
-	return &reportdb.Error{Code: reportdb.EINVALID, Message: msg, Body: jsonv.AppendPretty(nil, o), ContentType: ctJSON}
+	return jsonBodyError{&reportdb.Error{Code: reportdb.EINVALID, Message: msg}}
 }
 
 func parseCommand(rawQuery string, body []byte) (*command, error) {
-	params, err := query.ParseQueryString(rawQuery)
+	params, err := parseQueryString(rawQuery)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +198,7 @@ func parseCommand(rawQuery string, body []byte) (*command, error) {
 		return nil, c.invalid("Command is missing required parameters: certname.")
 	}
 	for _, p := range params {
-		if !contains(commandParams, p.Name) {
+		if !slices.Contains(commandParams, p.Name) {
 			return nil, c.invalid("Command has invalid parameters: " + p.Name + ".")
 		}
 	}
@@ -198,7 +206,7 @@ func parseCommand(rawQuery string, body []byte) (*command, error) {
 		return nil, c.invalid("Certname must be a non-empty string.")
 	}
 	name, _ := c.name.(string)
-	if !contains(knownCommands, name) {
+	if !slices.Contains(knownCommands, name) {
 		return nil, c.invalid("Command must be one of: " + strings.Join(knownCommands, ", ") + ".")
 	}
 	n, ok := version.(int)
@@ -228,15 +236,6 @@ func (c *command) waitSeconds() (float64, error) {
 		return 0, reportdb.Errorf(reportdb.EINVALID, "secondsToWaitForCompletion must be a number of seconds, got %q", v)
 	}
 	return f, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // newUUID returns a random (version 4) UUID.

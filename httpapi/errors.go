@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"reportdb"
 	"reportdb/jsonv"
@@ -14,11 +15,30 @@ const (
 	ctText = "text/plain;charset=utf-8"
 )
 
+// jsonBodyError is an error PuppetDB answers with a pretty JSON
+// {"error": message} body rather than text (invalid commands).
+type jsonBodyError struct{ e *reportdb.Error }
+
+func (j jsonBodyError) Error() string { return j.e.Error() }
+func (j jsonBodyError) Unwrap() error { return j.e }
+
+// WriteError answers err with the one error mapping (for handlers in front
+// of the API, such as the TLS allowlist).
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	s.writeError(w, r, err)
+}
+
 // writeError is the single place where errors become HTTP responses:
 // 400-class messages as text/plain (PuppetDB's shape), unknown parent
-// entities as 404 with a pretty JSON {"error": ...} body, internal errors
-// as 500 with a fixed message (the detail goes to the log only).
+// entities and invalid commands with a pretty JSON {"error": ...} body,
+// internal errors as 500 with a fixed message (the detail goes to the log
+// only).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var je jsonBodyError
+	if errors.As(err, &je) {
+		writeJSONObject(w, statusOf(je.e.Code), "error", je.e.Message)
+		return
+	}
 	var e *reportdb.Error
 	if !errors.As(err, &e) {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -33,11 +53,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status >= 500 && e.Code == reportdb.EINTERNAL {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", e.Error())
 	}
-	if e.Body != nil {
-		w.Header().Set("Content-Type", e.ContentType)
-		w.WriteHeader(status)
-		w.Write(e.Body)
-		return
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	if e.Code == reportdb.ENOTFOUND {
 		writeJSONObject(w, status, "error", e.Message)
@@ -56,7 +73,7 @@ func statusOf(code string) int {
 	switch code {
 	case reportdb.EINVALID:
 		return http.StatusBadRequest
-	case reportdb.ENOTFOUND:
+	case reportdb.ENOTFOUND, reportdb.ERETIRED:
 		return http.StatusNotFound
 	case reportdb.ETOOLARGE:
 		return http.StatusRequestEntityTooLarge
@@ -68,6 +85,8 @@ func statusOf(code string) int {
 		return http.StatusForbidden
 	case reportdb.ETIMEOUT, reportdb.EUNAVAILABLE:
 		return http.StatusServiceUnavailable
+	case reportdb.ENOSPACE:
+		return http.StatusInsufficientStorage
 	}
 	return http.StatusInternalServerError
 }

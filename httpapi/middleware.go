@@ -35,8 +35,9 @@ type InstrumentOptions struct {
 
 // Instrument wraps the API (or any handler in front of it, such as the
 // TLS allowlist) with request logging, metrics and slow-query logging.
-// It classifies each request by route pattern (never by raw path, so the
-// metrics' label values stay a small fixed set).
+// Requests are labelled by the route that served them (never by raw path,
+// so the metrics' label values stay a small fixed set): the API's route
+// table tells the request state which route that was.
 func Instrument(next http.Handler, o InstrumentOptions) http.Handler {
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -49,12 +50,33 @@ type instrumented struct {
 	o    InstrumentOptions
 }
 
-// reqState is how the handlers tell the instrumentation what a submission
-// did (see instrumentedCommitter.Submit); it travels in the request context.
+// reqState is how the API tells the instrumentation which route served a
+// request and what a submission did (see instrumentedCommitter.Submit); it
+// travels in the request context.
 type reqState struct {
+	req       *http.Request // the instrumented request
+	route     *route        // nil: no route of the API (e.g. /metrics, a 404)
+	captureQ  bool          // keep the start of POSTed query bodies (slow-query log)
+	body      *captureBody
 	submitted bool
 	outcome   reportdb.Outcome
 	err       error
+}
+
+// routed records the route serving r (called by the route table's
+// handlers), and starts capturing a POSTed query body when asked to. Only
+// the instrumented request itself counts: a handler that runs queries
+// through the API in-process (the dashboard, /metrics/v2) makes requests of
+// its own with the same context, which must not relabel it.
+func (st *reqState) routed(rt *route, r *http.Request) {
+	if st.route != nil || r != st.req {
+		return
+	}
+	st.route = rt
+	if st.captureQ && rt.label != "" && r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
+		st.body = &captureBody{ReadCloser: r.Body}
+		r.Body = st.body
+	}
 }
 
 type reqStateKey struct{}
@@ -134,25 +156,17 @@ func (c *captureBody) Read(p []byte) (int, error) {
 
 func (h *instrumented) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rt := classify(r.URL.Path)
 	ex := &exchange{recorder: recorder{ResponseWriter: w}} // one allocation for both
 	rec := &ex.recorder
-	var st *reqState
-	if rt.kind == routeIngest || (rt.kind == routeQuery && rt.endpoint == epOther && r.Method != http.MethodGet && r.Method != http.MethodHead) {
-		// submissions tell their outcome through the context; a route not
-		// classified here that stores reports is found by Submit being
-		// called
-		st = &ex.state
-		r = r.WithContext(context.WithValue(r.Context(), reqStateKey{}, st))
-	}
-	var body *captureBody
-	if rt.kind == routeQuery && rt.endpoint != epOther && r.Method == http.MethodPost && h.o.SlowQuery > 0 &&
-		r.Body != nil && r.Body != http.NoBody {
-		body = &captureBody{ReadCloser: r.Body}
-		r.Body = body
-	}
+	st := &ex.state
+	st.captureQ = h.o.SlowQuery > 0
+	r = r.WithContext(context.WithValue(r.Context(), reqStateKey{}, st))
+	st.req = r
 
 	h.next.ServeHTTP(rec, r)
+
+	rt := h.classify(r, st)
+	body := st.body
 
 	d := time.Since(start)
 	status := rec.status
@@ -166,9 +180,6 @@ func (h *instrumented) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header[ChannelHeader]; channel == metrics.ChannelCommand && len(v) > 0 && v[0] == metrics.ChannelImport {
 			channel = metrics.ChannelImport
 		}
-	case st != nil && st.submitted:
-		// a route that stores reports but is not classified here
-		channel = metrics.ChannelHTTPProcessor
 	}
 	outcome := ""
 	if channel != "" {
@@ -218,9 +229,9 @@ func (h *instrumented) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *instrumented) logSlow(r *http.Request, rt route, status int, d time.Duration, body *captureBody) {
+func (h *instrumented) logSlow(r *http.Request, rt class, status int, d time.Duration, body *captureBody) {
 	attrs := []slog.Attr{
-		slog.String("endpoint", metrics.Endpoints[rt.endpoint]),
+		slog.String("endpoint", endpoints[rt.endpoint]),
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
 		slog.Int("status", status),
@@ -275,6 +286,8 @@ func ingestOutcome(status int, st *reqState) string {
 		return metrics.OutcomeError
 	}
 	switch {
+	case st != nil && st.submitted && st.outcome == reportdb.Queued:
+		return metrics.OutcomeQueued // also when a wait for its delivery timed out (503)
 	case status >= 500:
 		return metrics.OutcomeError
 	case status >= 400:
@@ -293,126 +306,27 @@ const (
 	routeMetrics
 )
 
-type route struct {
+// class is how a request is counted and logged.
+type class struct {
 	kind     routeKind
 	channel  string // ingest
-	endpoint int    // query: index into metrics.Endpoints
+	endpoint int    // query: index into Endpoints()
 }
 
-// endpoint indexes, resolved once
-var (
-	epOther        = metrics.EndpointIndex("other")
-	epRoot         = metrics.EndpointIndex("root")
-	epRetired      = metrics.EndpointIndex("retired")
-	epVersion      = metrics.EndpointIndex("meta/version")
-	epStatus       = metrics.EndpointIndex("status")
-	epEvents       = metrics.EndpointIndex("events")
-	epEventCounts  = metrics.EndpointIndex("event-counts")
-	epAggregate    = metrics.EndpointIndex("aggregate-event-counts")
-	epReports      = metrics.EndpointIndex("reports")
-	epReportEvents = metrics.EndpointIndex("reports/<hash>/events")
-	epReportMetric = metrics.EndpointIndex("reports/<hash>/metrics")
-	epReportLogs   = metrics.EndpointIndex("reports/<hash>/logs")
-	epEnvs         = metrics.EndpointIndex("environments")
-	epEnv          = metrics.EndpointIndex("environments/<name>")
-	epEnvEvents    = metrics.EndpointIndex("environments/<name>/events")
-	epEnvReports   = metrics.EndpointIndex("environments/<name>/reports")
-	epNodes        = metrics.EndpointIndex("nodes")
-	epNode         = metrics.EndpointIndex("nodes/<certname>")
-	epV3Events     = metrics.EndpointIndex("v3/events")
-	epV3Reports    = metrics.EndpointIndex("v3/reports")
-	epV3Counts     = metrics.EndpointIndex("v3/event-counts")
-	epV3Aggregate  = metrics.EndpointIndex("v3/aggregate-event-counts")
-)
-
-func queryRoute(ep int) route { return route{kind: routeQuery, endpoint: ep} }
-
-// classify maps a request path to its route pattern, as routes() serves
-// them. It does no allocation: it runs for every request.
-func classify(p string) route {
+// classify tells how a served request is counted: by the route that served
+// it; a request no route of the API served is /metrics, a submission to a
+// handler in front of the API (found by Submit having been called: Puppet's
+// http report processor), or a query labelled "other".
+func (h *instrumented) classify(r *http.Request, st *reqState) class {
 	switch {
-	case p == "/pdb/cmd/v1":
-		return route{kind: routeIngest, channel: metrics.ChannelCommand}
-	case strings.HasPrefix(p, "/puppet/v3/report/"):
-		return route{kind: routeIngest, channel: metrics.ChannelPuppetReport}
-	case p == "/reports/upload" || p == "/upload":
-		return route{kind: routeIngest, channel: metrics.ChannelHTTPProcessor}
-	case p == "/metrics":
-		return route{kind: routeMetrics}
-	case p == "/pdb/query/v4":
-		return queryRoute(epRoot)
-	case strings.HasPrefix(p, "/pdb/query/v4/"):
-		return queryRoute(classifyV4(p[len("/pdb/query/v4/"):]))
-	case strings.HasPrefix(p, "/pdb/query/v"):
-		if len(p) > len("/pdb/query/v") && p[len("/pdb/query/v")] >= '1' && p[len("/pdb/query/v")] <= '3' {
-			return queryRoute(epRetired)
-		}
-	case p == "/pdb/meta/v1/version":
-		return queryRoute(epVersion)
-	case strings.HasPrefix(p, "/status/v1/services"):
-		return queryRoute(epStatus)
-	case strings.HasPrefix(p, "/v3/"):
-		switch p[len("/v3/"):] {
-		case "events":
-			return queryRoute(epV3Events)
-		case "reports":
-			return queryRoute(epV3Reports)
-		case "event-counts":
-			return queryRoute(epV3Counts)
-		case "aggregate-event-counts":
-			return queryRoute(epV3Aggregate)
-		}
+	case st.route != nil && st.route.channel != "":
+		return class{kind: routeIngest, channel: st.route.channel}
+	case st.route != nil:
+		return class{kind: routeQuery, endpoint: st.route.ep}
+	case r.URL.Path == "/metrics":
+		return class{kind: routeMetrics}
+	case st.submitted:
+		return class{kind: routeIngest, channel: metrics.ChannelHTTPProcessor}
 	}
-	return queryRoute(epOther)
-}
-
-// classifyV4 classifies the part of a path after /pdb/query/v4/.
-func classifyV4(rest string) int {
-	first, tail, hasTail := strings.Cut(rest, "/")
-	if !hasTail {
-		switch first {
-		case "events":
-			return epEvents
-		case "event-counts":
-			return epEventCounts
-		case "aggregate-event-counts":
-			return epAggregate
-		case "reports":
-			return epReports
-		case "environments":
-			return epEnvs
-		case "nodes":
-			return epNodes
-		}
-		return epOther
-	}
-	name, sub, hasSub := strings.Cut(tail, "/")
-	if name == "" || strings.IndexByte(sub, '/') >= 0 {
-		return epOther
-	}
-	switch first {
-	case "reports":
-		switch sub {
-		case "events":
-			return epReportEvents
-		case "metrics":
-			return epReportMetric
-		case "logs":
-			return epReportLogs
-		}
-	case "environments":
-		switch {
-		case !hasSub:
-			return epEnv
-		case sub == "events":
-			return epEnvEvents
-		case sub == "reports":
-			return epEnvReports
-		}
-	case "nodes":
-		if !hasSub {
-			return epNode
-		}
-	}
-	return epOther
+	return class{kind: routeQuery, endpoint: epOther}
 }

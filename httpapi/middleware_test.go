@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,59 +22,114 @@ import (
 	"reportdb/wire"
 )
 
-func TestClassify(t *testing.T) {
+// newTestServer is the API over an empty embedded store.
+func newTestServer(t *testing.T, log *slog.Logger) *Server {
+	db, err := sqlite.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	c := ingest.NewCommitter(db, 64)
+	t.Cleanup(c.Close)
+	return New(Config{}, db, c, log)
+}
+
+// TestRouteLabels: every request is counted under the label of the route
+// that served it (PuppetDB's paths that match no route as "other"), and
+// submissions under their channel, never as queries.
+func TestRouteLabels(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := newTestServer(t, quiet)
 	for path, want := range map[string]string{
-		"/pdb/query/v4":                                  "root",
-		"/pdb/query/v4/events":                           "events",
-		"/pdb/query/v4/event-counts":                     "event-counts",
-		"/pdb/query/v4/aggregate-event-counts":           "aggregate-event-counts",
-		"/pdb/query/v4/reports":                          "reports",
-		"/pdb/query/v4/reports/abc123/events":            "reports/<hash>/events",
-		"/pdb/query/v4/reports/abc123/metrics":           "reports/<hash>/metrics",
-		"/pdb/query/v4/reports/abc123/logs":              "reports/<hash>/logs",
-		"/pdb/query/v4/reports/abc123":                   "other",
-		"/pdb/query/v4/reports//events":                  "other",
-		"/pdb/query/v4/reports/abc/events/x":             "other",
-		"/pdb/query/v4/environments":                     "environments",
-		"/pdb/query/v4/environments/production":          "environments/<name>",
-		"/pdb/query/v4/environments/production/events":   "environments/<name>/events",
-		"/pdb/query/v4/environments/production/reports":  "environments/<name>/reports",
-		"/pdb/query/v4/environments/production/facts":    "other",
-		"/pdb/query/v4/nodes":                            "nodes",
-		"/pdb/query/v4/nodes/web01.example.com":          "nodes/<certname>",
-		"/pdb/query/v4/nodes/web01.example.com/facts":    "other",
-		"/pdb/query/v4/events/":                          "other",
-		"/pdb/query/v4/catalogs":                         "other",
-		"/pdb/query/v3/events":                           "retired",
-		"/pdb/query/v1":                                  "retired",
-		"/pdb/query/v5/events":                           "other",
-		"/pdb/meta/v1/version":                           "meta/version",
-		"/status/v1/services":                            "status",
-		"/status/v1/services/puppetdb-status":            "status",
-		"/v3/events":                                     "v3/events",
-		"/v3/reports":                                    "v3/reports",
-		"/v3/event-counts":                               "v3/event-counts",
-		"/v3/aggregate-event-counts":                     "v3/aggregate-event-counts",
-		"/v3/facts":                                      "other",
-		"/":                                              "other",
-		"/pdb/dashboard/index.html":                      "other",
-		"/pdb/cmd/v1":                                    "ingest:command",
-		"/puppet/v3/report/web01.example.com":            "ingest:puppet_report",
-		"/metrics":                                       "metrics",
+		"/pdb/query/v4":                                 "root",
+		"/pdb/query/v4/events":                          "events",
+		"/pdb/query/v4/event-counts":                    "event-counts",
+		"/pdb/query/v4/aggregate-event-counts":          "aggregate-event-counts",
+		"/pdb/query/v4/reports":                         "reports",
+		"/pdb/query/v4/reports/abc123/events":           "reports/<hash>/events",
+		"/pdb/query/v4/reports/abc123/metrics":          "reports/<hash>/metrics",
+		"/pdb/query/v4/reports/abc123/logs":             "reports/<hash>/logs",
+		"/pdb/query/v4/reports/abc123":                  "other",
+		"/pdb/query/v4/reports//events":                 "other",
+		"/pdb/query/v4/reports/abc/events/x":            "other",
+		"/pdb/query/v4/environments":                    "environments",
+		"/pdb/query/v4/environments/production":         "environments/<name>",
+		"/pdb/query/v4/environments/production/events":  "environments/<name>/events",
+		"/pdb/query/v4/environments/production/reports": "environments/<name>/reports",
+		"/pdb/query/v4/environments/production/facts":   "environments/<name>/facts",
+		"/pdb/query/v4/nodes":                           "nodes",
+		"/pdb/query/v4/nodes/web01.example.com":         "nodes/<certname>",
+		"/pdb/query/v4/nodes/web01.example.com/facts":   "nodes/<certname>/facts",
+		"/pdb/query/v4/events/":                         "other",
+		"/pdb/query/v4/catalogs":                        "catalogs",
+		"/pdb/query/v4/catalogs/web01.example.com":      "catalogs/<name>",
+		"/metrics/v2/list":                              "metrics/v2",
+		// answered with in-process queries of its own, which must not relabel it
+		"/metrics/v2/read/puppetlabs.puppetdb.population:name=num-nodes": "metrics/v2",
+		"/pdb/query/v3/events":                "retired",
+		"/pdb/query/v1":                       "retired",
+		"/pdb/query/v5/events":                "other",
+		"/pdb/meta/v1/version":                "meta/version",
+		"/status/v1/services":                 "status",
+		"/status/v1/services/puppetdb-status": "status",
+		"/v3/events":                          "v3/events",
+		"/v3/reports":                         "v3/reports",
+		"/v3/event-counts":                    "v3/event-counts",
+		"/v3/aggregate-event-counts":          "v3/aggregate-event-counts",
+		"/v3/facts":                           "other",
+		"/":                                   "other",
+		"/pdb/dashboard/index.html":           "other",
 		"/pdb/query/v4/environments/production/events/x": "other",
 	} {
-		rt := classify(path)
-		got := ""
-		switch rt.kind {
-		case routeIngest:
-			got = "ingest:" + rt.channel
-		case routeMetrics:
-			got = "metrics"
-		default:
-			got = metrics.Endpoints[rt.endpoint]
+		m := metrics.New(Endpoints()...)
+		h := Instrument(s, InstrumentOptions{Log: quiet, Metrics: m})
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		fams, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
 		}
-		if got != want {
-			t.Errorf("classify(%q) = %s, want %s", path, got, want)
+		var got []string
+		for _, f := range fams {
+			if f.GetName() != "reportdb_query_requests_total" {
+				continue
+			}
+			for _, mt := range f.Metric {
+				for _, lp := range mt.Label {
+					if lp.GetName() == "endpoint" && mt.Counter.GetValue() > 0 {
+						got = append(got, lp.GetValue())
+					}
+				}
+			}
+		}
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("GET %s (%d) counted as %v, want %s", path, rec.Code, got, want)
+		}
+	}
+	// submissions and /metrics are not queries
+	m := metrics.New(Endpoints()...)
+	h := Instrument(s, InstrumentOptions{Log: quiet, Metrics: m})
+	for _, path := range []string{"/pdb/cmd/v1", "/puppet/v3/report/web01.example.com"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPut, path, strings.NewReader("{")))
+	}
+	if n := sample(t, m, "reportdb_ingest_reports_total", map[string]string{"channel": "command", "outcome": "rejected"}); n != 1 {
+		t.Errorf("command submissions rejected: %v", n)
+	}
+	if n := sample(t, m, "reportdb_ingest_reports_total", map[string]string{"channel": "puppet_report", "outcome": "rejected"}); n != 1 {
+		t.Errorf("puppet report submissions rejected: %v", n)
+	}
+	if n := sample(t, m, "reportdb_query_requests_total", nil); n != 0 {
+		t.Errorf("submissions counted as queries: %v", n)
+	}
+}
+
+// TestEndpointsCoverConformance: the conformance cases' endpoint groups
+// are route labels (the contract suite replays those groups).
+func TestEndpointsCoverConformance(t *testing.T) {
+	labels := Endpoints()
+	for _, c := range testcorpus.LoadCases(t) {
+		if !slices.Contains(labels, c.Endpoint) {
+			t.Errorf("case %s: endpoint group %q is no route label", c.ID, c.Endpoint)
 		}
 	}
 }
@@ -89,16 +145,6 @@ func TestQueryParam(t *testing.T) {
 		if got := queryParam(raw, "certname"); got != want {
 			t.Errorf("queryParam(%q) = %q, want %q", raw, got, want)
 		}
-	}
-}
-
-func TestClassifyAllocs(t *testing.T) {
-	n := testing.AllocsPerRun(100, func() {
-		classify("/pdb/query/v4/environments/production/events")
-		classify("/puppet/v3/report/web01.example.com")
-	})
-	if n != 0 {
-		t.Errorf("classify allocates %v times", n)
 	}
 }
 
@@ -146,17 +192,10 @@ func value(m *dto.Metric) float64 {
 // channel (including a submission route the classifier does not know,
 // which is Puppet's http report processor) and query metrics.
 func TestInstrument(t *testing.T) {
-	db, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	c := ingest.NewCommitter(db, 64)
-	t.Cleanup(c.Close)
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s := New(Config{}, db, c, log)
-	m := metrics.New()
+	s := newTestServer(t, log)
+	m := metrics.New(Endpoints()...)
 
 	mdir := filepath.Join(testcorpus.SharedDir(t), "corpus")
 	man, _ := testcorpus.LoadManifest(t)
@@ -265,7 +304,7 @@ func BenchmarkInstrument(b *testing.B) {
 		w.WriteHeader(200)
 		w.Write(payload)
 	})
-	m := metrics.New()
+	m := metrics.New(Endpoints()...)
 	info := slog.New(slog.NewTextHandler(io.Discard, nil))
 	warn := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	json := slog.New(slog.NewJSONHandler(io.Discard, nil))

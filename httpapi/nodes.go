@@ -3,9 +3,8 @@ package httpapi
 import (
 	"net/http"
 
+	"reportdb/engine"
 	"reportdb/query"
-	"reportdb/query/sqlgen"
-	"reportdb/store"
 )
 
 // handleNode serves /pdb/query/v4/nodes/<certname>: one pretty object or 404.
@@ -15,13 +14,7 @@ func (s *Server) handleNode(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	opts := &query.Options{}
-	plan, err := query.Compile(query.Nodes, []any{"=", "certname", name}, opts, query.Context{})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	built, err := sqlgen.Select(s.backend.Dialect(), plan)
+	plan, err := query.Compile(query.Nodes, []any{"=", "certname", name}, &query.Options{})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -29,18 +22,10 @@ func (s *Server) handleNode(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.queryContext(r)
 	defer cancel()
 	var row []byte
-	err = s.backend.Snapshot(ctx, func(q store.Querier) error {
-		rows, err := q.Query(ctx, built.SQL, built.Args)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		enc := newRowEncoder(built.Columns)
+	err = s.engine.Query(ctx, plan, false, func(rows *engine.Rows, _ int64) error {
 		if rows.Next() {
-			if err := rows.Scan(enc.dest...); err != nil {
-				return err
-			}
-			if row, err = enc.appendRow(nil); err != nil {
+			var err error
+			if row, err = rows.AppendJSON(nil); err != nil {
 				return err
 			}
 		}

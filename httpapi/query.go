@@ -3,20 +3,17 @@ package httpapi
 import (
 	"bufio"
 	"compress/gzip"
-	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"reportdb"
+	"reportdb/engine"
 	"reportdb/jsonv"
 	"reportdb/query"
-	"reportdb/query/sqlgen"
-	"reportdb/store"
 )
 
 var errMethod = reportdb.Invalid("PuppetDB queries must be made via GET/POST")
@@ -24,8 +21,8 @@ var errMethod = reportdb.Invalid("PuppetDB queries must be made via GET/POST")
 // readParams collects the request parameters: the URL query string for
 // GET, the JSON body for POST (URL parameters fill in names the body does
 // not set).
-func (s *Server) readParams(r *http.Request) ([]query.Param, error) {
-	urlParams, err := query.ParseQueryString(r.URL.RawQuery)
+func (s *Server) readParams(r *http.Request) ([]param, error) {
+	urlParams, err := parseQueryString(r.URL.RawQuery)
 	if err != nil {
 		return nil, err
 	}
@@ -39,19 +36,12 @@ func (s *Server) readParams(r *http.Request) ([]query.Param, error) {
 	if err != nil {
 		return nil, err
 	}
-	params, err := query.ParseBody(body)
+	params, err := parseBody(body)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range urlParams {
-		found := false
-		for _, q := range params {
-			if q.Name == p.Name {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(params, func(q param) bool { return q.Name == p.Name }) {
 			params = append(params, p)
 		}
 	}
@@ -70,7 +60,7 @@ func readAll(r io.Reader, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-func (s *Server) entityHandler(e *query.Entity, kind query.Kind) http.HandlerFunc {
+func (s *Server) entityHandler(e *query.Entity, kind Kind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		opts, ok := s.queryOptions(w, r, kind)
 		if !ok {
@@ -83,7 +73,7 @@ func (s *Server) entityHandler(e *query.Entity, kind query.Kind) http.HandlerFun
 // serveEntity compiles and runs a query on an entity endpoint; extra is
 // and-ed to the filter (sub-endpoints such as /environments/<e>/events).
 func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, e *query.Entity, opts *query.Options, extra query.Expr) {
-	plan, err := s.plan(e, opts, query.Context{ActiveOnly: e == query.Nodes})
+	plan, err := query.CompileEntity(e, opts)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -94,109 +84,66 @@ func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, e *query.En
 	s.execute(w, r, plan, opts)
 }
 
-// plan compiles a query, applying distinct_resources on events.
-func (s *Server) plan(e *query.Entity, opts *query.Options, ctx query.Context) (*query.Plan, error) {
-	q := opts.Query
-	if opts.Distinct != nil {
-		if err := query.CheckLegacy(q); err != nil {
-			return nil, err
-		}
-		q = query.NormalizeLegacy(q)
-	}
-	plan, err := query.Compile(e, q, opts, ctx)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Distinct != nil && e == query.Events {
-		plan.Distinct = opts.Distinct
-		plan.DistinctLatest = query.OnlyLatest(opts.Query)
-	}
-	return plan, nil
-}
-
-// execute runs a plan in one snapshot and streams its rows.
+// execute runs a plan (its total too when include_total is set) and
+// streams its rows.
 func (s *Server) execute(w http.ResponseWriter, r *http.Request, plan *query.Plan, opts *query.Options) {
-	d := s.backend.Dialect()
-	built, err := sqlgen.Select(d, plan)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	var count *sqlgen.Built
-	if opts.IncludeTotal {
-		if count, err = sqlgen.Count(d, plan); err != nil {
+	ctx, cancel := s.queryContext(r)
+	defer cancel()
+	if opts.Explain {
+		lines, err := s.engine.Explain(ctx, plan)
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-	}
-	if opts.Explain {
-		ctx, cancel := s.queryContext(r)
-		defer cancel()
-		s.explain(ctx, w, r, built)
+		writeCompact(w, http.StatusOK, []any{&jsonv.Object{Keys: []string{"query plan"}, Values: []any{lines}}})
 		return
 	}
-	s.runQuery(w, r, built, count, func(rows store.Rows, total int64, started *bool) error {
-		return streamRows(w, r, rows, built.Columns, total, opts.Pretty, started)
+	s.respond(w, r, func(send sender) error {
+		return s.engine.Query(ctx, plan, opts.IncludeTotal, func(rows *engine.Rows, total int64) error {
+			return send(rows, total, opts.Pretty)
+		})
 	})
 }
 
-// runQuery runs the count query (when asked for) and the row query, in one
-// snapshot so that X-Records and the rows agree, and hands the rows to
-// stream, which sets *started once the response status is out. An error
-// before that is answered as an error response; one after it can only cut
-// the body short, and is logged.
-func (s *Server) runQuery(w http.ResponseWriter, r *http.Request, built, count *sqlgen.Built, stream func(rows store.Rows, total int64, started *bool) error) {
-	ctx, cancel := s.queryContext(r)
-	defer cancel()
-	started := false
-	run := func(q store.Querier) error {
-		var total int64 = -1
-		if count != nil {
-			n, err := scalar(ctx, q, count)
-			if err != nil {
-				return err
-			}
-			total = n
-		}
-		rows, err := q.Query(ctx, built.SQL, built.Args)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		return stream(rows, total, &started)
-	}
-	var err error
-	if count != nil {
-		err = s.backend.Snapshot(ctx, run)
-	} else {
-		err = run(s.backend)
-	}
-	if err != nil {
-		if started {
-			s.log.Warn("query aborted while streaming", "path", r.URL.Path, "err", err)
-			return
-		}
-		s.writeError(w, r, err)
-	}
+// rowSource is what the streamer reads: engine.Rows, or a list.
+type rowSource interface {
+	Next() bool
+	Err() error
+	AppendJSON(b []byte) ([]byte, error)
 }
 
-func scalar(ctx context.Context, q store.Querier, b *sqlgen.Built) (int64, error) {
-	rows, err := q.Query(ctx, b.SQL, b.Args)
-	if err != nil {
-		return 0, err
+// sender streams a row source as the response (total -1: no X-Records).
+type sender func(rows rowSource, total int64, pretty bool) error
+
+// respond runs a query whose rows are streamed with the sender it is given,
+// and answers an error with the one error mapping when no byte of the
+// response is out yet; an error after that can only cut the body short,
+// and is logged.
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, run func(send sender) error) {
+	started := false
+	err := run(func(rows rowSource, total int64, pretty bool) error {
+		return streamRows(w, r, rows, total, pretty, &started)
+	})
+	if err == nil {
+		return
 	}
-	defer rows.Close()
-	var v any
-	if rows.Next() {
-		if err := rows.Scan(&v); err != nil {
-			return 0, err
-		}
+	if started {
+		s.log.Warn("query aborted while streaming", "path", r.URL.Path, "err", err)
+		return
 	}
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	n, _ := asInt(v)
-	return n, nil
+	s.writeError(w, r, err)
+}
+
+// list is a rowSource over values already computed.
+type list struct {
+	values []any
+	i      int
+}
+
+func (l *list) Next() bool { l.i++; return l.i <= len(l.values) }
+func (l *list) Err() error { return nil }
+func (l *list) AppendJSON(b []byte) ([]byte, error) {
+	return jsonv.AppendCompact(b, l.values[l.i-1]), nil
 }
 
 var gzipPool = sync.Pool{New: func() any {
@@ -247,19 +194,16 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
-// streamRows writes the JSON array of rows as they are read. The first
-// row is read before the status is sent, so that a query failing at once
-// still gets a proper error response; started reports whether the
-// response began.
-func streamRows(w http.ResponseWriter, r *http.Request, rows store.Rows, cols []sqlgen.OutCol, total int64, pretty bool, started *bool) error {
-	enc := newRowEncoder(cols)
+// streamRows writes the JSON array of rows as they are read: the one
+// streamer of every endpoint that answers rows. The first row is read and
+// encoded before the status is sent, so that a query failing at once (or
+// at its first row) still gets a proper error response; started reports
+// whether the response began.
+func streamRows(w http.ResponseWriter, r *http.Request, rows rowSource, total int64, pretty bool, started *bool) error {
 	buf := make([]byte, 0, 4096)
 	// encode appends the current row (with its separator) to buf.
 	n := 0
 	encode := func() error {
-		if err := rows.Scan(enc.dest...); err != nil {
-			return err
-		}
 		if n > 0 {
 			if pretty {
 				buf = append(buf, ", "...)
@@ -270,10 +214,10 @@ func streamRows(w http.ResponseWriter, r *http.Request, rows store.Rows, cols []
 		n++
 		if !pretty {
 			var err error
-			buf, err = enc.appendRow(buf)
+			buf, err = rows.AppendJSON(buf)
 			return err
 		}
-		row, err := enc.appendRow(nil)
+		row, err := rows.AppendJSON(nil)
 		if err != nil {
 			return err
 		}
@@ -284,8 +228,6 @@ func streamRows(w http.ResponseWriter, r *http.Request, rows store.Rows, cols []
 		buf = jsonv.AppendPretty(buf, reorderNested(v, 0))
 		return nil
 	}
-	// The first row is read and encoded before the status is sent, so
-	// that a query failing at once still gets a proper error response.
 	more := rows.Next()
 	if more {
 		if err := encode(); err != nil {
@@ -331,99 +273,6 @@ func streamRows(w http.ResponseWriter, r *http.Request, rows store.Rows, cols []
 		out.WriteByte(']')
 	}
 	return nil
-}
-
-// explain answers explain=analyze: [{"query plan": ...}] with the
-// database's description of the statement (PuppetDB returns PostgreSQL's
-// EXPLAIN (ANALYZE, FORMAT JSON) output the same way).
-func (s *Server) explain(ctx context.Context, w http.ResponseWriter, r *http.Request, built *sqlgen.Built) {
-	var lines []any
-	err := s.backend.Snapshot(ctx, func(q store.Querier) error {
-		rows, err := q.Query(ctx, s.backend.Dialect().Explain(built.SQL), built.Args)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		n := rows.NumColumns()
-		vals := make([]any, n)
-		ptrs := make([]any, n)
-		for i := range ptrs {
-			ptrs[i] = &vals[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				return err
-			}
-			if n == 1 {
-				if v, ok := explainJSON(vals[0]); ok {
-					lines = append(lines, v)
-					continue
-				}
-			}
-			var parts []string
-			for _, v := range vals {
-				switch x := v.(type) {
-				case string:
-					parts = append(parts, x)
-				case []byte:
-					parts = append(parts, string(x))
-				case nil:
-				default:
-					parts = append(parts, fmt.Sprint(x))
-				}
-			}
-			lines = append(lines, strings.Join(parts, " "))
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	var plan any = lines
-	if len(lines) == 1 {
-		if _, isText := lines[0].(string); !isText {
-			plan = lines[0]
-		}
-	}
-	writeCompact(w, http.StatusOK, []any{&jsonv.Object{Keys: []string{"query plan"}, Values: []any{plan}}})
-}
-
-// explainJSON turns a JSON plan (text, or as decoded by the driver) into a
-// jsonv value.
-func explainJSON(v any) (any, bool) {
-	var b []byte
-	switch x := v.(type) {
-	case string:
-		b = []byte(x)
-	case []byte:
-		b = x
-	case map[string]any, []any:
-		var err error
-		if b, err = json.Marshal(x); err != nil {
-			return nil, false
-		}
-	default:
-		return nil, false
-	}
-	j, err := jsonv.Parse(b)
-	if err != nil {
-		return nil, false
-	}
-	if _, ok := j.(string); ok {
-		return nil, false
-	}
-	return j, true
-}
-
-func toInt(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case int32:
-		return int64(x)
-	}
-	return 0
 }
 
 // reorderNested reproduces what PuppetDB's pretty printer does to JSON it

@@ -12,7 +12,7 @@ import (
 // handleRoot serves /pdb/query/v4: ["from", entity, query?, paging...] as
 // the JSON AST or a PQL string.
 func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
-	opts, ok := s.queryOptions(w, r, query.KindRoot)
+	opts, ok := s.queryOptions(w, r, KindRoot)
 	if !ok {
 		return
 	}

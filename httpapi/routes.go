@@ -2,57 +2,137 @@ package httpapi
 
 import (
 	"net/http"
-	"regexp"
+	"slices"
+	"strings"
 
+	"reportdb"
+	"reportdb/metrics"
 	"reportdb/query"
 )
 
-var retiredAPI = regexp.MustCompile(`^/pdb/query/v([123])(/|$)`)
-
-func (s *Server) routes() {
-	m := s.mux
-	m.HandleFunc("/pdb/cmd/v1", s.handleCommand)
-	m.HandleFunc("PUT /puppet/v3/report/{certname}", s.handlePuppetReport)
-	m.HandleFunc("POST /puppet/v3/report/{certname}", s.handlePuppetReport)
-	m.HandleFunc("POST /reports/upload", s.handleHTTPReport) // Puppet's http report processor
-	m.HandleFunc("POST /upload", s.handleHTTPReport)
-
-	m.HandleFunc("/pdb/query/v4/events", s.entityHandler(query.Events, query.KindEvents))
-	m.HandleFunc("/pdb/query/v4/reports", s.entityHandler(query.Reports, query.KindEntity))
-	m.HandleFunc("/pdb/query/v4/environments", s.entityHandler(query.Environments, query.KindEntity))
-	m.HandleFunc("/pdb/query/v4/reports/{hash}/events", s.scopedHandler(reportParent, query.Events, query.KindEvents, "report"))
-	m.HandleFunc("/pdb/query/v4/reports/{hash}/metrics", s.reportBlobHandler("metrics"))
-	m.HandleFunc("/pdb/query/v4/reports/{hash}/logs", s.reportBlobHandler("logs"))
-	m.HandleFunc("/pdb/query/v4/environments/{name}", s.handleEnvironment)
-	m.HandleFunc("/pdb/query/v4/environments/{name}/events", s.scopedHandler(environmentParent, query.Events, query.KindEvents, "environment"))
-	m.HandleFunc("/pdb/query/v4/environments/{name}/reports", s.scopedHandler(environmentParent, query.Reports, query.KindEntity, "environment"))
-	m.HandleFunc("/pdb/query/v4", s.handleRoot)
-	m.HandleFunc("/pdb/query/v4/event-counts", s.handleEventCounts)
-	m.HandleFunc("/pdb/query/v4/aggregate-event-counts", s.handleAggregate)
-	m.HandleFunc("/pdb/query/v4/nodes", s.entityHandler(query.Nodes, query.KindEntity))
-	m.HandleFunc("/pdb/query/v4/nodes/{certname}", s.handleNode)
-	m.HandleFunc("/pdb/meta/v1/version", s.handleVersion)
-	m.HandleFunc("GET /status/v1/services", s.handleStatusServices)
-	m.HandleFunc("GET /status/v1/services/{name}", s.handleStatusService)
-
-	m.HandleFunc("/v3/events", s.entityHandler(query.Events, query.KindEvents))
-	m.HandleFunc("/v3/reports", s.entityHandler(query.Reports, query.KindEntity))
-	m.HandleFunc("/v3/event-counts", s.handleEventCounts)
-	m.HandleFunc("/v3/aggregate-event-counts", s.handleAggregate)
-
-	m.HandleFunc("/pdb/query/", s.handleUnrouted)
+// route is one served pattern. The table below is the only list of
+// routes: the mux, the metrics and log labels and the contract suite's
+// endpoint groups (Endpoints) all come from it.
+type route struct {
+	pattern string // http.ServeMux pattern
+	// label names a query route in metrics, logs and the conformance
+	// cases' "endpoint" groups ("" for submissions)
+	label string
+	// channel is the ingest channel of a submission route
+	channel string
+	handler func(s *Server) http.HandlerFunc
+	ep      int // index of label in Endpoints
 }
 
-// handleUnrouted reproduces PuppetDB's answers for paths under /pdb/query/
-// that match no route: the retired v1-v3 APIs get 404, everything else the
-// catch-all redirect to the (absent) dashboard.
-func (s *Server) handleUnrouted(w http.ResponseWriter, r *http.Request) {
-	if m := retiredAPI.FindStringSubmatch(r.URL.Path); m != nil {
-		w.Header().Set("Content-Type", ctText)
-		w.WriteHeader(http.StatusNotFound)
-		w.Write([]byte("The v" + m[1] + " API has been retired; please use v4"))
-		return
+// method adapts a handler method to the table.
+func method(f func(*Server, http.ResponseWriter, *http.Request)) func(*Server) http.HandlerFunc {
+	return func(s *Server) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { f(s, w, r) }
 	}
+}
+
+func entity(e *query.Entity, kind Kind) func(*Server) http.HandlerFunc {
+	return func(s *Server) http.HandlerFunc { return s.entityHandler(e, kind) }
+}
+
+func scoped(p parent, e *query.Entity, kind Kind, field string) func(*Server) http.HandlerFunc {
+	return func(s *Server) http.HandlerFunc { return s.scopedHandler(p, e, kind, field) }
+}
+
+func blobRoute(column string) func(*Server) http.HandlerFunc {
+	return func(s *Server) http.HandlerFunc { return s.reportBlobHandler(column) }
+}
+
+// routeTable is every route of the API.
+var routeTable = append(append(baseRoutes, emptyRoutes()...), jolokiaRoutes()...)
+
+var baseRoutes = []route{
+	{pattern: "/pdb/cmd/v1", channel: metrics.ChannelCommand, handler: method((*Server).handleCommand)},
+	{pattern: "PUT /puppet/v3/report/{certname}", channel: metrics.ChannelPuppetReport, handler: method((*Server).handlePuppetReport)},
+	{pattern: "POST /puppet/v3/report/{certname}", channel: metrics.ChannelPuppetReport, handler: method((*Server).handlePuppetReport)},
+	{pattern: "POST /reports/upload", channel: metrics.ChannelHTTPProcessor, handler: method((*Server).handleHTTPReport)}, // Puppet's http report processor
+	{pattern: "POST /upload", channel: metrics.ChannelHTTPProcessor, handler: method((*Server).handleHTTPReport)},
+
+	{pattern: "/pdb/query/v4/events", label: "events", handler: entity(query.Events, KindEvents)},
+	{pattern: "/pdb/query/v4/event-counts", label: "event-counts", handler: method((*Server).handleEventCounts)},
+	{pattern: "/pdb/query/v4/aggregate-event-counts", label: "aggregate-event-counts", handler: method((*Server).handleAggregate)},
+	{pattern: "/pdb/query/v4/reports", label: "reports", handler: entity(query.Reports, KindEntity)},
+	{pattern: "/pdb/query/v4/reports/{hash}/events", label: "reports/<hash>/events", handler: scoped(reportParent, query.Events, KindEvents, "report")},
+	{pattern: "/pdb/query/v4/reports/{hash}/metrics", label: "reports/<hash>/metrics", handler: blobRoute("metrics")},
+	{pattern: "/pdb/query/v4/reports/{hash}/logs", label: "reports/<hash>/logs", handler: blobRoute("logs")},
+	{pattern: "/pdb/query/v4/environments", label: "environments", handler: entity(query.Environments, KindEntity)},
+	{pattern: "/pdb/query/v4/environments/{name}", label: "environments/<name>", handler: method((*Server).handleEnvironment)},
+	{pattern: "/pdb/query/v4/environments/{name}/events", label: "environments/<name>/events", handler: scoped(environmentParent, query.Events, KindEvents, "environment")},
+	{pattern: "/pdb/query/v4/environments/{name}/reports", label: "environments/<name>/reports", handler: scoped(environmentParent, query.Reports, KindEntity, "environment")},
+	{pattern: "/pdb/query/v4/nodes", label: "nodes", handler: entity(query.Nodes, KindEntity)},
+	{pattern: "/pdb/query/v4/nodes/{certname}", label: "nodes/<certname>", handler: method((*Server).handleNode)},
+	{pattern: "/pdb/query/v4", label: "root", handler: method((*Server).handleRoot)},
+	{pattern: "/pdb/meta/v1/version", label: "meta/version", handler: method((*Server).handleVersion)},
+	{pattern: "GET /status/v1/services", label: "status", handler: method((*Server).handleStatusServices)},
+	{pattern: "GET /status/v1/services/{name}", label: "status", handler: method((*Server).handleStatusService)},
+
+	{pattern: "/v3/events", label: "v3/events", handler: entity(query.Events, KindEvents)},
+	{pattern: "/v3/reports", label: "v3/reports", handler: entity(query.Reports, KindEntity)},
+	{pattern: "/v3/event-counts", label: "v3/event-counts", handler: method((*Server).handleEventCounts)},
+	{pattern: "/v3/aggregate-event-counts", label: "v3/aggregate-event-counts", handler: method((*Server).handleAggregate)},
+
+	// PuppetDB's retired query API versions, and its answer to any other
+	// path under /pdb/query/
+	{pattern: "/pdb/query/v1", label: "retired", handler: method((*Server).handleRetired)},
+	{pattern: "/pdb/query/v1/", label: "retired", handler: method((*Server).handleRetired)},
+	{pattern: "/pdb/query/v2", label: "retired", handler: method((*Server).handleRetired)},
+	{pattern: "/pdb/query/v2/", label: "retired", handler: method((*Server).handleRetired)},
+	{pattern: "/pdb/query/v3", label: "retired", handler: method((*Server).handleRetired)},
+	{pattern: "/pdb/query/v3/", label: "retired", handler: method((*Server).handleRetired)},
+	{pattern: "/pdb/query/", label: metrics.OtherEndpoint, handler: method((*Server).handleUnrouted)},
+}
+
+// endpoints are the distinct query labels of routeTable, in table order,
+// ending with metrics.OtherEndpoint.
+var endpoints = func() []string {
+	var out []string
+	for i := range routeTable {
+		rt := &routeTable[i]
+		if rt.label == "" {
+			continue
+		}
+		if rt.ep = slices.Index(out, rt.label); rt.ep < 0 {
+			rt.ep = len(out)
+			out = append(out, rt.label)
+		}
+	}
+	return out
+}()
+
+// epOther is the label index of requests that match no route.
+var epOther = slices.Index(endpoints, metrics.OtherEndpoint)
+
+// Endpoints returns the query endpoint labels of the API's routes (for
+// metrics.New, and the contract suite's endpoint groups).
+func Endpoints() []string { return slices.Clone(endpoints) }
+
+func (s *Server) routes() {
+	for i := range routeTable {
+		rt := &routeTable[i]
+		h := rt.handler(s)
+		s.mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+			if st, ok := r.Context().Value(reqStateKey{}).(*reqState); ok {
+				st.routed(rt, r)
+			}
+			h(w, r)
+		})
+	}
+}
+
+// handleRetired answers the retired v1-v3 query APIs as PuppetDB does.
+func (s *Server) handleRetired(w http.ResponseWriter, r *http.Request) {
+	v := strings.TrimPrefix(r.URL.Path, "/pdb/query/v")[:1]
+	s.writeError(w, r, &reportdb.Error{Code: reportdb.ERETIRED, Message: "The v" + v + " API has been retired; please use v4"})
+}
+
+// handleUnrouted reproduces PuppetDB's answer for paths under /pdb/query/
+// that match no route: the catch-all redirect to the (absent) dashboard.
+func (s *Server) handleUnrouted(w http.ResponseWriter, r *http.Request) {
 	u := *r.URL
 	if u.Host == "" {
 		u.Host = r.Host

@@ -1,7 +1,8 @@
 // Package httpapi serves PuppetDB's HTTP API: the command endpoint, Puppet's
-// report endpoint and the v4 query endpoints. It parses requests, hands
-// queries to package query and sqlgen, runs them on a store.Backend and
-// streams rows as JSON. It never imports a concrete backend.
+// report endpoints and the v4 query endpoints. It reads HTTP parameters
+// with PuppetDB's rules, compiles queries with package query, runs them
+// with package engine and streams the rows; it writes no SQL and never
+// imports a concrete backend.
 package httpapi
 
 import (
@@ -11,8 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"reportdb"
+	"reportdb/engine"
 	"reportdb/ingest"
-	"reportdb/store"
+	"reportdb/query"
+	"reportdb/upstream"
 )
 
 // Config tunes the server.
@@ -32,19 +36,25 @@ type Config struct {
 	// Producer is used as the producer of reports received in Puppet's own
 	// format when the request does not name one.
 	Producer string
+	// Upstream, when set, is the PuppetDB reportdb stands in front of:
+	// commands other than "store report" and queries on entities reportdb
+	// does not hold go there; nodes are merged (upstream.go).
+	Upstream *upstream.Client
 }
 
 // Server is the HTTP API.
 type Server struct {
-	cfg       Config
-	backend   store.Backend
-	committer instrumentedCommitter // *ingest.Committer telling Instrument the outcome
-	log       *slog.Logger
-	mux       *http.ServeMux
+	cfg        Config
+	backend    engine.Backend
+	engine     *engine.Engine
+	committer  instrumentedCommitter // *ingest.Committer telling Instrument the outcome
+	log        *slog.Logger
+	mux        *http.ServeMux
+	population population // /metrics/v2 population gauges (jolokia.go)
 }
 
 // New builds the API over backend, submitting reports through committer.
-func New(cfg Config, backend store.Backend, committer *ingest.Committer, log *slog.Logger) *Server {
+func New(cfg Config, backend engine.Backend, committer *ingest.Committer, log *slog.Logger) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 64 << 20
 	}
@@ -60,7 +70,8 @@ func New(cfg Config, backend store.Backend, committer *ingest.Committer, log *sl
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{cfg: cfg, backend: backend, committer: instrumentedCommitter{committer}, log: log, mux: http.NewServeMux()}
+	query.SetNodeStateTracking(cfg.Upstream != nil)
+	s := &Server{cfg: cfg, backend: backend, engine: engine.New(backend), committer: instrumentedCommitter{committer}, log: log, mux: http.NewServeMux()}
 	s.routes()
 	return s
 }
@@ -69,9 +80,10 @@ func New(cfg Config, backend store.Backend, committer *ingest.Committer, log *sl
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Vary", "Accept-Encoding, User-Agent")
 	if !acceptsJSON(r.Header.Values("Accept")) {
-		w.Header().Set("Content-Type", ctText)
-		w.WriteHeader(http.StatusNotAcceptable)
-		w.Write([]byte("must accept application/json"))
+		s.writeError(w, r, &reportdb.Error{Code: reportdb.ENOTACCEPT, Message: "must accept application/json"})
+		return
+	}
+	if s.cfg.Upstream != nil && s.serveUpstream(w, r) {
 		return
 	}
 	s.mux.ServeHTTP(w, r)

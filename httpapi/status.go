@@ -25,14 +25,15 @@ func (s *Server) puppetdbStatus(r *http.Request) *jsonv.Object {
 	}
 	return obj("service_version", PuppetDBVersion, "service_status_version", jsonv.Number("1"),
 		"detail_level", "info", "state", state,
-		"status", obj("maintenance_mode?", false, "queue_depth", jsonv.Number("0"), "read_db_up?", up,
+		"status", obj("maintenance_mode?", false, "queue_depth", s.queueDepth(), "read_db_up?", up,
 			"write_db_up?", up, "write_dbs_up?", up, "write_db", obj("default", obj("up?", up))),
 		"active_alerts", []any{})
 }
 
 func (s *Server) backendUp(r *http.Request) bool {
-	ok, err := s.exists(r, "SELECT 1")
-	return err == nil && ok
+	ctx, cancel := s.queryContext(r)
+	defer cancel()
+	return s.backend.Ping(ctx) == nil
 }
 
 func (s *Server) handleStatusServices(w http.ResponseWriter, r *http.Request) {

@@ -3,11 +3,14 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync/atomic"
 	"testing"
 
+	"reportdb/engine"
 	"reportdb/internal/benchfleet"
 	"reportdb/sqlite"
 	"reportdb/store"
@@ -16,7 +19,7 @@ import (
 
 // countingBackend counts the rows the API reads from the database.
 type countingBackend struct {
-	store.Backend
+	engine.Backend
 	rows *atomic.Int64
 }
 
@@ -24,8 +27,8 @@ func (b countingBackend) Snapshot(ctx context.Context, fn func(store.Querier) er
 	return b.Backend.Snapshot(ctx, func(q store.Querier) error { return fn(countingQuerier{q, b.rows}) })
 }
 
-func (b countingBackend) Query(ctx context.Context, sql string, args []any) (store.Rows, error) {
-	return countingQuerier{b.Backend, b.rows}.Query(ctx, sql, args)
+func (b countingBackend) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
+	return countingQuerier{b.Backend, b.rows}.Query(ctx, st)
 }
 
 type countingQuerier struct {
@@ -33,8 +36,8 @@ type countingQuerier struct {
 	rows *atomic.Int64
 }
 
-func (q countingQuerier) Query(ctx context.Context, sql string, args []any) (store.Rows, error) {
-	r, err := q.Querier.Query(ctx, sql, args)
+func (q countingQuerier) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
+	r, err := q.Querier.Query(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -97,4 +100,67 @@ func TestResponsesStream(t *testing.T) {
 		t.Fatalf("first bytes written after %d of %d rows: the response is not streamed", w.atFirst, total)
 	}
 	t.Logf("first write after %d of %d rows", w.atFirst, total)
+}
+
+// failingBackend's statements fail when their first row is read, as a
+// query does that the database aborts once it has started (a statement
+// timeout, a division by zero in a row, a lost connection).
+type failingBackend struct{ engine.Backend }
+
+func (b failingBackend) Snapshot(ctx context.Context, fn func(store.Querier) error) error {
+	return b.Backend.Snapshot(ctx, func(q store.Querier) error { return fn(failingQuerier{q}) })
+}
+
+func (b failingBackend) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
+	return failingQuerier{b.Backend}.Query(ctx, st)
+}
+
+type failingQuerier struct{ store.Querier }
+
+func (q failingQuerier) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
+	r, err := q.Querier.Query(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	return failingRows{r}, nil
+}
+
+type failingRows struct{ store.Rows }
+
+func (failingRows) Next() bool      { return false }
+func (failingRows) Err() error      { return errFirstRow }
+func (failingRows) Close()          {}
+func (failingRows) NumColumns() int { return 1 }
+
+var errFirstRow = errors.New("the database failed at the first row")
+
+// TestErrorAtFirstRow: every endpoint that answers rows sends its status
+// only once the first row (or the error) is known, so a query failing at
+// its first row is a 500 with PuppetDB's error text, never a 200 with a
+// truncated body.
+func TestErrorAtFirstRow(t *testing.T) {
+	db, err := sqlite.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h := storetest.NewServer(t, failingBackend{db})
+	for _, target := range []string{
+		"/pdb/query/v4/events",
+		"/pdb/query/v4/events?include_total=true",
+		"/pdb/query/v4/event-counts?summarize_by=resource",
+		"/pdb/query/v4/event-counts?summarize_by=certname&include_total=true",
+		"/pdb/query/v4/aggregate-event-counts?summarize_by=resource",
+		"/pdb/query/v4/reports",
+		"/pdb/query/v4/reports?pretty=true",
+		"/pdb/query/v4/nodes",
+		"/pdb/query/v4/environments",
+		"/pdb/query/v4?query=" + url.QueryEscape(`["from","reports"]`),
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+		if rec.Code != http.StatusInternalServerError || rec.Body.String() != "An unexpected error occurred while processing the request" {
+			t.Errorf("%s: %d %q, want 500 with the error text", target, rec.Code, rec.Body.String())
+		}
+	}
 }

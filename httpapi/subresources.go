@@ -7,43 +7,44 @@ import (
 	"reportdb/query"
 )
 
-// exists runs a one-row existence check.
-func (s *Server) exists(r *http.Request, sql string, args ...any) (bool, error) {
-	ctx, cancel := s.queryContext(r)
-	defer cancel()
-	rows, err := s.backend.Query(ctx, sql, args)
-	if err != nil {
-		return false, err
-	}
-	defer rows.Close()
-	found := rows.Next()
-	return found, rows.Err()
-}
-
 // parent is what a scoped listing hangs from: the path value naming it, the
-// word its 404 uses, and the existence check (completed by a placeholder).
+// word its 404 uses, and the entity and field that must have that value.
 type parent struct {
-	param, kind, existsSQL string
+	param, kind string
+	entity      *query.Entity
+	field       string
 }
 
 var (
-	reportParent      = parent{"hash", "report", "SELECT 1 FROM reports WHERE hash = "}
-	environmentParent = parent{"name", "environment", "SELECT 1 FROM environments WHERE name = "}
+	reportParent      = parent{"hash", "report", query.Reports, "hash"}
+	environmentParent = parent{"name", "environment", query.Environments, "name"}
 )
 
-func (s *Server) parentExists(r *http.Request, p parent, name string) (bool, error) {
-	return s.exists(r, p.existsSQL+s.backend.Dialect().Placeholder(1), name)
+// requireParent answers 404 (or the error) and returns false unless the
+// parent named name exists.
+func (s *Server) requireParent(w http.ResponseWriter, r *http.Request, p parent, name string) bool {
+	ctx, cancel := s.queryContext(r)
+	defer cancel()
+	ok, err := s.engine.Exists(ctx, p.entity, p.field, name)
+	if err == nil && !ok {
+		err = notFound(p.kind, name)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return false
+	}
+	return true
 }
 
 // checkSingleParams validates the query string of an endpoint that answers
 // one object (/nodes/<certname>, /environments/<name>, /reports/<hash>/logs
 // and /metrics): only pretty is accepted, as PuppetDB does.
 func checkSingleParams(r *http.Request) error {
-	params, err := query.ParseQueryString(r.URL.RawQuery)
+	params, err := parseQueryString(r.URL.RawQuery)
 	if err != nil {
 		return err
 	}
-	_, err = query.ParseOptions(query.KindSingle, params)
+	_, err = parseOptions(KindSingle, params)
 	return err
 }
 
@@ -62,27 +63,7 @@ func (s *Server) reportBlobHandler(column string) http.HandlerFunc {
 		}
 		ctx, cancel := s.queryContext(r)
 		defer cancel()
-		var data any
-		found := false
-		err := func() error {
-			d := s.backend.Dialect()
-			expr := query.Reports.Field(column).SQL
-			if x, ok := d.FieldSQL(query.Reports.Field(column)); ok {
-				expr = x
-			}
-			rows, err := s.backend.Query(ctx, "SELECT "+expr+" FROM reports r WHERE r.hash = "+d.Placeholder(1), []any{hash})
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			if rows.Next() {
-				found = true
-				if err := rows.Scan(&data); err != nil {
-					return err
-				}
-			}
-			return rows.Err()
-		}()
+		data, found, err := s.engine.ReportDocument(ctx, hash, column)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -94,14 +75,7 @@ func (s *Server) reportBlobHandler(column string) http.HandlerFunc {
 		w.Header().Set("Content-Type", ctJSON)
 		out := newBody(w, r)
 		w.WriteHeader(http.StatusOK)
-		switch d := data.(type) {
-		case string:
-			out.WriteString(d)
-		case []byte:
-			out.Write(d)
-		default:
-			out.WriteString("null")
-		}
+		out.Write(data)
 		out.Close()
 	}
 }
@@ -113,13 +87,7 @@ func (s *Server) handleEnvironment(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ok, err := s.parentExists(r, environmentParent, name)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if !ok {
-		s.writeError(w, r, notFound("environment", name))
+	if !s.requireParent(w, r, environmentParent, name) {
 		return
 	}
 	writeJSONObject(w, http.StatusOK, "name", name)
@@ -130,20 +98,23 @@ func (s *Server) handleEnvironment(w http.ResponseWriter, r *http.Request) {
 // /environments/<name>/events and /reports. The parent, named by the path
 // value p.param, must exist (404 otherwise); the listing is entity e restricted
 // to field = that name, with the usual query and paging parameters.
-func (s *Server) scopedHandler(p parent, e *query.Entity, kind query.Kind, field string) http.HandlerFunc {
+func (s *Server) scopedHandler(p parent, e *query.Entity, kind Kind, field string) http.HandlerFunc {
+	return s.listHandler(p, e, kind, pathFilter{field, p.param})
+}
+
+// pathFilter restricts a listing: field equals the path value param.
+type pathFilter struct{ field, param string }
+
+// listHandler serves a listing of entity e restricted by path values, with
+// the usual query and paging parameters of kind. A parent with a param
+// must exist first (404).
+func (s *Server) listHandler(p parent, e *query.Entity, kind Kind, filters ...pathFilter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue(p.param)
 		if r.Method != http.MethodGet && r.Method != http.MethodPost {
 			s.writeError(w, r, errMethod)
 			return
 		}
-		ok, err := s.parentExists(r, p, name)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		if !ok {
-			s.writeError(w, r, notFound(p.kind, name))
+		if p.param != "" && !s.requireParent(w, r, p, r.PathValue(p.param)) {
 			return
 		}
 		params, err := s.readParams(r)
@@ -151,11 +122,15 @@ func (s *Server) scopedHandler(p parent, e *query.Entity, kind query.Kind, field
 			s.writeError(w, r, err)
 			return
 		}
-		opts, err := query.ParseOptions(kind, params)
+		opts, err := parseOptions(kind, params)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		s.serveEntity(w, r, e, opts, query.Cmp{Op: "=", Field: e.Field(field), Value: name})
+		var extra query.Expr
+		for _, f := range filters {
+			extra = query.AndExpr(extra, query.Cmp{Op: "=", Field: e.Field(f.field), Value: r.PathValue(f.param)})
+		}
+		s.serveEntity(w, r, e, opts, extra)
 	}
 }

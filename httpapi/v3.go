@@ -6,7 +6,6 @@ import (
 
 	"reportdb"
 	"reportdb/jsonv"
-	"reportdb/query"
 )
 
 // PuppetDB's v3 query API (/v3/events, /v3/event-counts,
@@ -21,8 +20,8 @@ var v3Names = map[string]string{
 
 func (s *Server) v3(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/v3/") }
 
-func v3Params(params []query.Param) ([]query.Param, error) {
-	out := make([]query.Param, len(params))
+func v3Params(params []param) ([]param, error) {
+	out := make([]param, len(params))
 	for i, p := range params {
 		if v4, ok := v3Names[p.Name]; ok {
 			p.Name = v4

@@ -31,6 +31,11 @@ type Committer struct {
 	// OnBatch, when set, is called after each commit with the batch size
 	// (for metrics).
 	OnBatch func(n int, err error)
+	// OnStored, when set, is called with each report the batch stored
+	// (not duplicates), after the commit and before its submitter is
+	// answered (the fleet metrics).
+	OnStored func(r *reportdb.Report)
+	spool    *spooler // see UseSpool
 }
 
 type request struct {
@@ -72,8 +77,9 @@ func NewCommitterWriters(backend store.Backend, maxBatch, writers int) *Committe
 	return c
 }
 
-// Submit stores one report and returns once it is durable (or failed).
-func (c *Committer) Submit(ctx context.Context, r *reportdb.Report) (reportdb.Outcome, error) {
+// submitDirect stores one report in the database and returns once it is
+// durable (or failed).
+func (c *Committer) submitDirect(ctx context.Context, r *reportdb.Report) (reportdb.Outcome, error) {
 	c.closeMu.RLock()
 	if c.closed {
 		c.closeMu.RUnlock()
@@ -156,6 +162,9 @@ func (c *Committer) commit(batch []*request) {
 		case errs[i] != nil:
 			r.done <- result{err: storeError(errs[i])}
 		default:
+			if c.OnStored != nil && outcomes[i] == reportdb.Stored {
+				c.OnStored(r.report)
+			}
 			r.done <- result{outcome: outcomes[i]}
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 // MaxDepth bounds the nesting of arrays and objects so that hostile input
 // cannot exhaust memory through recursion.
-const MaxDepth = 512
+var MaxDepth = 512
 
 // SyntaxError describes malformed JSON the way Jackson (PuppetDB's parser)
 // does: Line and Column are 1-based and Column points just past the

@@ -9,6 +9,7 @@ package metrics
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -34,40 +35,32 @@ const (
 	OutcomeDuplicate = "duplicate" // a report with the same hash existed
 	OutcomeRejected  = "rejected"  // invalid, too large, forbidden, ... (4xx)
 	OutcomeError     = "error"     // reportdb failed (5xx)
+	OutcomeQueued    = "queued"    // the database could not take it; spooled
 )
 
 // Channels and Outcomes list every label value, in a fixed order.
 var (
 	Channels = []string{ChannelCommand, ChannelPuppetReport, ChannelHTTPProcessor, ChannelImport}
-	Outcomes = []string{OutcomeStored, OutcomeDuplicate, OutcomeRejected, OutcomeError}
+	Outcomes = []string{OutcomeStored, OutcomeDuplicate, OutcomeRejected, OutcomeError, OutcomeQueued}
 )
 
-// Endpoints are the query endpoint labels: route patterns, never raw paths.
-var Endpoints = []string{
-	"events", "event-counts", "aggregate-event-counts", "reports",
-	"reports/<hash>/events", "reports/<hash>/metrics", "reports/<hash>/logs",
-	"environments", "environments/<name>", "environments/<name>/events", "environments/<name>/reports",
-	"nodes", "nodes/<certname>", "root", "meta/version", "status",
-	"v3/events", "v3/reports", "v3/event-counts", "v3/aggregate-event-counts",
-	"retired", "other",
-}
+// OtherEndpoint is the query label of requests that match no route.
+const OtherEndpoint = "other"
 
-// endpointIndex maps an endpoint label to its position in Endpoints.
-var endpointIndex = func() map[string]int {
-	m := make(map[string]int, len(Endpoints))
-	for i, e := range Endpoints {
-		m[e] = i
+// EndpointIndex returns the index of an endpoint label among the labels
+// New was given (that of OtherEndpoint for a label that is not one).
+func (m *Metrics) EndpointIndex(endpoint string) int {
+	for i, e := range m.endpoints {
+		if e == endpoint {
+			return i
+		}
 	}
-	return m
-}()
-
-// EndpointIndex returns the index of an endpoint label in Endpoints (the
-// index of "other" for labels that are not listed).
-func EndpointIndex(endpoint string) int {
-	if i, ok := endpointIndex[endpoint]; ok {
-		return i
+	for i, e := range m.endpoints {
+		if e == OtherEndpoint {
+			return i
+		}
 	}
-	return endpointIndex["other"]
+	return -1
 }
 
 const (
@@ -82,12 +75,14 @@ type Metrics struct {
 
 	ingestTotal    *prometheus.CounterVec
 	ingestDuration *prometheus.HistogramVec
-	ingest         [4][4]ingestSeries // [channel][outcome]
+	ingest         [4][5]ingestSeries // [channel][outcome]
 
 	queryTotal    *prometheus.CounterVec
 	queryDuration *prometheus.HistogramVec
-	// query series are created on first use for each (endpoint, code)
-	query [][maxCode - minCode + 1]atomic.Pointer[querySeries]
+	// endpoints are the query endpoint labels; query series are created on
+	// first use for each (endpoint, code)
+	endpoints []string
+	query     [][maxCode - minCode + 1]atomic.Pointer[querySeries]
 
 	batchSize    prometheus.Histogram
 	batchTotal   *prometheus.CounterVec
@@ -116,9 +111,15 @@ type querySeries struct {
 var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
 
 // New creates the metrics on a fresh private registry, with Go runtime and
-// process collectors.
-func New() *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
+// process collectors. endpoints are the query endpoint labels (the API's
+// route labels, httpapi.Endpoints: route patterns, never raw paths); a
+// query is observed by the index of its label (see EndpointIndex), and
+// OtherEndpoint is added when missing.
+func New(endpoints ...string) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), endpoints: append([]string(nil), endpoints...)}
+	if !slices.Contains(m.endpoints, OtherEndpoint) {
+		m.endpoints = append(m.endpoints, OtherEndpoint)
+	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	m.ingestTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -148,7 +149,7 @@ func New() *Metrics {
 		Help:    "Time to answer a query request (including streaming the rows), by endpoint and HTTP status code.",
 		Buckets: latencyBuckets,
 	}, []string{"endpoint", "code"})
-	m.query = make([][maxCode - minCode + 1]atomic.Pointer[querySeries], len(Endpoints))
+	m.query = make([][maxCode - minCode + 1]atomic.Pointer[querySeries], len(m.endpoints))
 
 	m.batchSize = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "reportdb_commit_batch_size",
@@ -223,7 +224,7 @@ func (m *Metrics) ObserveIngest(channel, outcome string, d time.Duration) {
 }
 
 // ObserveQuery records one query request answered with HTTP status code
-// after d; endpoint is an index into Endpoints (see EndpointIndex).
+// after d; endpoint is the index of its label (see EndpointIndex).
 func (m *Metrics) ObserveQuery(endpoint, code int, d time.Duration) {
 	if m == nil || endpoint < 0 || endpoint >= len(m.query) {
 		return
@@ -234,8 +235,8 @@ func (m *Metrics) ObserveQuery(endpoint, code int, d time.Duration) {
 	var slot *atomic.Pointer[querySeries]
 	if code == 0 {
 		// out-of-range codes are not cached
-		m.queryTotal.WithLabelValues(Endpoints[endpoint], "0").Inc()
-		m.queryDuration.WithLabelValues(Endpoints[endpoint], "0").Observe(d.Seconds())
+		m.queryTotal.WithLabelValues(m.endpoints[endpoint], "0").Inc()
+		m.queryDuration.WithLabelValues(m.endpoints[endpoint], "0").Observe(d.Seconds())
 		return
 	}
 	slot = &m.query[endpoint][code-minCode]
@@ -243,8 +244,8 @@ func (m *Metrics) ObserveQuery(endpoint, code int, d time.Duration) {
 	if s == nil {
 		c := strconv.Itoa(code)
 		s = &querySeries{
-			count: m.queryTotal.WithLabelValues(Endpoints[endpoint], c),
-			dur:   m.queryDuration.WithLabelValues(Endpoints[endpoint], c),
+			count: m.queryTotal.WithLabelValues(m.endpoints[endpoint], c),
+			dur:   m.queryDuration.WithLabelValues(m.endpoints[endpoint], c),
 		}
 		slot.Store(s) // racing stores resolve to the same series
 	}

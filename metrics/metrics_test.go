@@ -18,13 +18,13 @@ func TestObserve(t *testing.T) {
 	nilM.ObserveBatch(1, nil)
 	nilM.ObserveRetention(1, time.Second, nil)
 
-	m := New()
+	m := New("events", "root")
 	m.ObserveIngest(ChannelPuppetReport, OutcomeDuplicate, 2*time.Millisecond)
 	m.ObserveIngest("carrier pigeon", OutcomeStored, time.Millisecond) // ignored
-	m.ObserveQuery(EndpointIndex("events"), 200, 3*time.Millisecond)
-	m.ObserveQuery(EndpointIndex("events"), 200, 3*time.Millisecond)
-	m.ObserveQuery(EndpointIndex("no such endpoint"), 404, time.Millisecond)
-	m.ObserveQuery(EndpointIndex("root"), 999, time.Millisecond)
+	m.ObserveQuery(m.EndpointIndex("events"), 200, 3*time.Millisecond)
+	m.ObserveQuery(m.EndpointIndex("events"), 200, 3*time.Millisecond)
+	m.ObserveQuery(m.EndpointIndex("no such endpoint"), 404, time.Millisecond)
+	m.ObserveQuery(m.EndpointIndex("root"), 999, time.Millisecond)
 	m.ObserveBatch(7, nil)
 	m.ObserveBatch(3, errors.New("disk full"))
 	m.ObserveRetention(12, time.Second, nil)
@@ -63,8 +63,8 @@ func TestObserve(t *testing.T) {
 }
 
 func BenchmarkObserveQuery(b *testing.B) {
-	m := New()
-	ep := EndpointIndex("events")
+	m := New("events")
+	ep := m.EndpointIndex("events")
 	b.ReportAllocs()
 	for b.Loop() {
 		m.ObserveQuery(ep, 200, time.Millisecond)

@@ -47,7 +47,7 @@ func (Dialect) ToChar(expr string, t query.Type, format string) string {
 }
 
 // OrderKey implements sqlgen.Dialect.
-func (Dialect) OrderKey(f *query.Field) string { return f.SQL }
+func (Dialect) OrderKey(expr string, _ query.Type) string { return expr }
 
 // Bool implements sqlgen.Dialect.
 func (Dialect) Bool(b bool) any { return b }
@@ -78,22 +78,22 @@ const resourceEventsSQL = `(SELECT json_agg(ev)::text FROM (SELECT e.status,
  e.containment_path, e.containing_class, e.name
  FROM resource_events e WHERE e.report_id = r.id) ev)`
 
-// FieldSQL implements sqlgen.Dialect: metrics and logs live in
-// report_data; resource_events is built from the events.
-func (Dialect) FieldSQL(f *query.Field) (string, bool) {
-	if f.Type != query.Blob {
-		return "", false
+// Column implements sqlgen.Dialect: a report's metrics and logs live in
+// report_data; its resource_events are built from the events.
+func (Dialect) Column(t query.Table, alias, col string) string {
+	if t == query.ReportsTable && alias == "r" {
+		switch col {
+		case "resource_events":
+			return resourceEventsSQL
+		case "metrics", "logs":
+			return "(SELECT d." + col + " FROM report_data d WHERE d.id = r.id)"
+		}
 	}
-	switch f.BlobSuffix {
-	case "events":
-		return resourceEventsSQL, true
-	case "metrics":
-		return "(SELECT d.metrics FROM report_data d WHERE d.id = r.id)", true
-	case "logs":
-		return "(SELECT d.logs FROM report_data d WHERE d.id = r.id)", true
-	}
-	return "", false
+	return alias + "." + col
 }
 
 // SortHash implements sqlgen.Dialect.
 func (Dialect) SortHash(text string) string { return "hashtextextended(" + text + ", 0)" }
+
+// Rollups implements sqlgen.RollupDialect: migration 0002 keeps them.
+func (Dialect) Rollups() bool { return true }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"reportdb"
 	"reportdb/jsonv"
+	"reportdb/query/sqlgen"
 	"reportdb/store"
 )
 
@@ -45,24 +47,32 @@ var storeStatement = `WITH input AS (
    i.ev_noop, i.ev_skipped, i.ev_total
   FROM input i ORDER BY i.ord
   ON CONFLICT (hash) DO NOTHING
-  RETURNING id, hash, certname, producer_timestamp, type
+  RETURNING id, hash, certname, producer_timestamp, type, environment, status, noop, noop_pending,
+   cached_catalog_status
 ), data AS (
   INSERT INTO report_data (id, metrics, logs)
   SELECT ins.id, i.metrics, i.logs FROM ins JOIN input i ON i.hash = ins.hash
-), ev AS (
-  INSERT INTO resource_events (report_id, status, timestamp, resource_type, resource_title, property,
-   new_value, old_value, message, file, line, containment_path, containing_class, name,
-   corrective_change)
-  SELECT ins.id, e.status, e.timestamp, e.resource_type, e.resource_title, e.property, e.new_value,
-   e.old_value, e.message, e.file, e.line,
-   CASE WHEN e.path IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(e.path::json)) END,
-   e.containing_class, e.name, e.corrective_change
+), evin AS (
+  SELECT ins.id, ins.environment, e.*
   FROM unnest($25::text[], $26::text[], $27::bigint[], $28::text[], $29::text[], $30::text[],
    $31::text[], $32::text[], $33::text[], $34::text[], $35::int[], $36::text[], $37::text[],
    $38::text[], $39::boolean[])
    AS e(hash, status, timestamp, resource_type, resource_title, property, new_value, old_value,
    message, file, line, path, containing_class, name, corrective_change)
   JOIN ins ON ins.hash = e.hash
+), ev AS (
+  INSERT INTO resource_events (report_id, status, timestamp, resource_type, resource_title, property,
+   new_value, old_value, message, file, line, containment_path, containing_class, name,
+   corrective_change)
+  SELECT e.id, e.status, e.timestamp, e.resource_type, e.resource_title, e.property, e.new_value,
+   e.old_value, e.message, e.file, e.line,
+   CASE WHEN e.path IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(e.path::json)) END,
+   e.containing_class, e.name, e.corrective_change
+  FROM evin e
+), rr AS (
+  ` + sqlgen.ReportRollupDelta("ins", 1) + `
+), er AS (
+  ` + sqlgen.EventRollupDelta("evin", 1) + `
 ), env AS (
   INSERT INTO environments (name)
   SELECT DISTINCT environment FROM input ORDER BY 1
@@ -108,6 +118,7 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 		outcomes, err = db.storeBatch(ctx, reports)
 	}
 	if err == nil {
+		db.noteStored(reports, outcomes, nil)
 		return outcomes, make([]error, len(reports)), nil
 	}
 	if len(reports) == 1 {
@@ -123,6 +134,7 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 		}
 		outcomes[i] = o[0]
 	}
+	db.noteStored(reports, outcomes, errs)
 	return outcomes, errs, nil
 }
 
@@ -191,7 +203,7 @@ func text(b []byte) *string {
 func (db *DB) ensurePartitions(ctx context.Context, reports []*reportdb.Report) error {
 	days := make([]int64, 0, 2)
 	for _, r := range reports {
-		if d := dayIndex(r.ProducerTimestamp); !contains(days, d) {
+		if d := dayIndex(r.ProducerTimestamp); !slices.Contains(days, d) {
 			days = append(days, d)
 		}
 	}
@@ -210,7 +222,7 @@ func (db *DB) ensurePartitionDays(ctx context.Context, days []int64) error {
 	var missing []int64
 	db.mu.Lock()
 	for _, d := range days {
-		if !db.partitions[d] && !contains(missing, d) {
+		if !db.partitions[d] && !slices.Contains(missing, d) {
 			missing = append(missing, d)
 		}
 	}
@@ -265,15 +277,6 @@ func partitionDay(parent, name string) (int64, bool) {
 		return 0, false
 	}
 	return dayIndex(t.UnixMilli()), true
-}
-
-func contains(xs []int64, x int64) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // reportColumns holds a batch of reports column by column, as typed

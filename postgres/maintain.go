@@ -9,8 +9,9 @@ import (
 
 // Maintain implements store.Maintainer: it VACUUMs (and ANALYZEs) the day
 // partitions of events and report data whose day has ended and that have
-// changed since they were last vacuumed, and the reports and certnames
-// tables when they have changed.
+// changed since they were last vacuumed, and the reports, certnames and
+// rollup tables when they have changed (rollup compaction deletes and
+// re-inserts rows all day).
 //
 // Why reportdb does this itself: a day partition stops receiving rows when
 // its day ends, and PostgreSQL's autovacuum vacuums an insert-only table
@@ -26,26 +27,18 @@ import (
 // it never overlaps a retention run elsewhere (which drops partitions);
 // when another instance holds it, Maintain returns nil and does nothing.
 func (db *DB) Maintain(ctx context.Context) (vacuumed []string, err error) {
-	conn, err := db.pool.Acquire(ctx)
-	if err != nil {
+	conn, release, got, err := db.lockedConn(ctx, lockRetention, false)
+	if err != nil || !got {
 		return nil, err
 	}
-	defer conn.Release()
-	var got bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", lockRetention).Scan(&got); err != nil {
-		return nil, err
-	}
-	if !got {
-		return nil, nil
-	}
-	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", lockRetention)
+	defer release()
 
 	rows, err := conn.Query(ctx, `SELECT s.relname, coalesce(p.relname, '')
 		FROM pg_stat_user_tables s
 		LEFT JOIN pg_inherits i ON i.inhrelid = s.relid
 		LEFT JOIN pg_class p ON p.oid = i.inhparent
 		WHERE (s.n_ins_since_vacuum > 0 OR s.n_dead_tup > 0)
-		  AND (p.relname IN ('resource_events', 'report_data') OR s.relname IN ('reports', 'certnames'))
+		  AND (p.relname IN ('resource_events', 'report_data') OR s.relname IN ('reports', 'certnames', 'report_rollup', 'event_rollup'))
 		ORDER BY 1`)
 	if err != nil {
 		return nil, err

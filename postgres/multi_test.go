@@ -239,3 +239,67 @@ func TestExplain(t *testing.T) {
 		t.Fatalf("not PostgreSQL's JSON plan: %v", plan[0])
 	}
 }
+
+// TestRetentionDoesNotStallIngest: while a long transaction reads the
+// events of a day that retention drops, retention waits for it, and
+// ingest and queries go on meanwhile (a DROP of the partition would queue
+// an exclusive lock on the whole events table, and every insert and query
+// behind it, until the reader ends).
+func TestRetentionDoesNotStallIngest(t *testing.T) {
+	u := pgtest.NewDatabase(t)
+	db := openURL(t, u)
+	h := storetest.NewServer(t, db)
+	day := int64(24 * time.Hour / time.Millisecond)
+	old := time.Now().UnixMilli() - 10*day
+	for i := int64(0); i < 3; i++ {
+		cn := fmt.Sprintf("n%d", i)
+		submit(t, h, cn, reportBody(cn, old+i*1000))
+	}
+	ctx := context.Background()
+	reader := getConn(t, u)
+	defer reader.Close(ctx)
+	tx, err := reader.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := tx.QueryRow(ctx, "SELECT count(*) FROM resource_events").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d events, %v", n, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.DeleteReportsBefore(ctx, old+day)
+		done <- err
+	}()
+	// retention is now waiting for the reader; ingest and queries are not
+	time.Sleep(500 * time.Millisecond)
+	went := make(chan int, 1)
+	go func() {
+		for i := 0; i < 3; i++ {
+			cn := fmt.Sprintf("new%d", i)
+			submit(t, h, cn, reportBody(cn, time.Now().UnixMilli()-int64(i)*1000))
+		}
+		went <- len(getRows(t, h, "/pdb/query/v4/events", url.Values{"query": {`["~","certname","^new"]`}}))
+	}()
+	select {
+	case n := <-went:
+		if n != 3 {
+			t.Fatalf("new events: %d", n)
+		}
+	case <-time.After(30 * time.Second):
+		tx.Rollback(ctx)
+		t.Fatal("ingest and queries waited for retention, which waited for the reader")
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("retention finished while the reader still held the partition: %v", err)
+	default:
+	}
+	tx.Rollback(ctx)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rows := getRows(t, h, "/pdb/query/v4/events", nil); len(rows) != 3 {
+		t.Fatalf("%d events after retention, want the 3 new ones", len(rows))
+	}
+}

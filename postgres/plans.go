@@ -1,9 +1,9 @@
 package postgres
 
 import (
-	"regexp"
-
 	"github.com/jackc/pgx/v5"
+
+	"reportdb/store"
 )
 
 // Read statements run as prepared statements cached per connection, so
@@ -15,16 +15,16 @@ import (
 // covering every event of the day is planned as if it held a few
 // thousand rows (an index scan instead of a sequential one), twice as slow.
 // Statements that compare a parameter with a range or regular-expression
-// operator are therefore executed as unnamed statements (pgx's
+// operator (store.Statement.ValueSensitive, set by the SQL generator) are
+// therefore executed as unnamed statements (pgx's
 // QueryExecModeCacheDescribe: one round trip, the description cached),
 // which PostgreSQL plans with the actual values every time.
-var valueSensitive = regexp.MustCompile(`(?:[<>]=?|~\*?) \$[0-9]`)
 
-// queryArgs are the arguments to pass to pgx for a read statement: args,
-// preceded by the execution mode when the plan depends on their values.
-func queryArgs(sql string, args []any) []any {
-	if !valueSensitive.MatchString(sql) {
-		return args
+// queryArgs are the arguments to pass to pgx for a read statement: its
+// args, preceded by the execution mode when the plan depends on them.
+func queryArgs(st store.Statement) []any {
+	if !st.ValueSensitive {
+		return st.Args
 	}
-	return append([]any{pgx.QueryExecModeCacheDescribe}, args...)
+	return append([]any{pgx.QueryExecModeCacheDescribe}, st.Args...)
 }

@@ -6,10 +6,12 @@ import (
 
 	"reportdb/internal/pgtest"
 	"reportdb/postgres"
+	"reportdb/store"
 )
 
 // Statements whose plan depends on their parameter values (ranges, regular
-// expressions) must not become cached prepared statements, which
+// expressions: store.Statement.ValueSensitive) must not become cached
+// prepared statements, which
 // PostgreSQL may switch to a value-blind generic plan; plain lookups must.
 // With one connection, pg_prepared_statements of that session tells which
 // statements were prepared.
@@ -23,7 +25,7 @@ func TestValueSensitiveStatementsAreNotPrepared(t *testing.T) {
 	cases := []struct {
 		sql      string
 		args     []any
-		prepared bool
+		prepared bool // = not ValueSensitive
 	}{
 		{"SELECT count(*) FROM reports r WHERE r.certname = $1", []any{"a.example.com"}, true},
 		{"SELECT count(*) FROM resource_events e WHERE e.timestamp > $1 AND e.status = $2", []any{int64(0), "success"}, false},
@@ -32,7 +34,7 @@ func TestValueSensitiveStatementsAreNotPrepared(t *testing.T) {
 	}
 	for _, c := range cases {
 		for i := 0; i < 7; i++ { // past PostgreSQL's five custom plans
-			rows, err := db.Query(ctx, c.sql, c.args)
+			rows, err := db.Query(ctx, store.Statement{SQL: c.sql, Args: c.args, ValueSensitive: !c.prepared})
 			if err != nil {
 				t.Fatalf("%s: %v", c.sql, err)
 			}
@@ -45,7 +47,7 @@ func TestValueSensitiveStatementsAreNotPrepared(t *testing.T) {
 		}
 	}
 	for _, c := range cases {
-		rows, err := db.Query(ctx, "SELECT count(*), coalesce(sum(generic_plans), 0) FROM pg_prepared_statements WHERE statement = $1", []any{c.sql})
+		rows, err := db.Query(ctx, store.Statement{SQL: "SELECT count(*), coalesce(sum(generic_plans), 0) FROM pg_prepared_statements WHERE statement = $1", Args: []any{c.sql}})
 		if err != nil {
 			t.Fatal(err)
 		}

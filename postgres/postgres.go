@@ -42,6 +42,8 @@ type DB struct {
 
 	mu         sync.Mutex
 	partitions map[int64]bool // day indexes known to have an events partition
+
+	analyze analyzer // statistics upkeep after ingest (analyze.go)
 }
 
 var _ store.Backend = (*DB)(nil)
@@ -103,19 +105,40 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	return db, nil
 }
 
+// lockedConn acquires a connection holding the session advisory lock
+// key. With wait it waits for the lock; without, ok is false (and nothing
+// is held) when another session has it. release unlocks and returns the
+// connection to the pool.
+func (db *DB) lockedConn(ctx context.Context, key int64, wait bool) (conn *pgxpool.Conn, release func(), ok bool, err error) {
+	conn, err = db.pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if wait {
+		_, err = conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key)
+		ok = err == nil
+	} else {
+		err = conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&ok)
+	}
+	if err != nil || !ok {
+		conn.Release()
+		return nil, nil, false, err
+	}
+	return conn, func() {
+		conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", key)
+		conn.Release()
+	}, true, nil
+}
+
 // Migrate applies the embedded migrations not yet recorded in
 // reportdb_schema_migrations, holding an advisory lock so concurrent
 // instances do not race.
 func (db *DB) Migrate(ctx context.Context) error {
-	conn, err := db.pool.Acquire(ctx)
+	conn, release, _, err := db.lockedConn(ctx, lockMigrate, true)
 	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", lockMigrate); err != nil {
 		return fmt.Errorf("migration lock: %w", err)
 	}
-	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", lockMigrate)
+	defer release()
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS reportdb_schema_migrations (
 		version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return err
@@ -181,14 +204,18 @@ func (db *DB) Migrate(ctx context.Context) error {
 // overlaps one batch's commit with the next batch's work.
 func (db *DB) Writers() int { return 3 }
 
-// Dialect implements store.Backend.
+// Dialect implements engine.Backend.
 func (db *DB) Dialect() sqlgen.Dialect { return db.dialect }
 
 // Close implements store.Backend.
 func (db *DB) Close() error {
+	db.analyze.wg.Wait()
 	db.pool.Close()
 	return nil
 }
+
+// Ping implements store.Backend.
+func (db *DB) Ping(ctx context.Context) error { return mapError(db.pool.Ping(ctx)) }
 
 // Snapshot implements store.Backend with a REPEATABLE READ, read-only
 // transaction (so a count and its rows agree).
@@ -208,8 +235,8 @@ type querier struct{ tx pgx.Tx }
 
 // Query runs a read query in a snapshot (see queryArgs for how it is
 // planned).
-func (q querier) Query(ctx context.Context, sql string, args []any) (store.Rows, error) {
-	rows, err := q.tx.Query(ctx, sql, queryArgs(sql, args)...)
+func (q querier) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
+	rows, err := q.tx.Query(ctx, st.SQL, queryArgs(st)...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -218,8 +245,8 @@ func (q querier) Query(ctx context.Context, sql string, args []any) (store.Rows,
 
 // Query implements store.Querier for a single statement (no explicit
 // transaction: one round trip).
-func (db *DB) Query(ctx context.Context, sql string, args []any) (store.Rows, error) {
-	rows, err := db.pool.Query(ctx, sql, queryArgs(sql, args)...)
+func (db *DB) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
+	rows, err := db.pool.Query(ctx, st.SQL, queryArgs(st)...)
 	if err != nil {
 		return nil, mapError(err)
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"reportdb/engine"
 	"reportdb/internal/pgtest"
 	"reportdb/postgres"
-	"reportdb/store"
 	"reportdb/storetest"
 )
 
-func open(t *testing.T) store.Backend {
+func open(t *testing.T) engine.Backend {
 	db, err := postgres.Open(context.Background(), pgtest.NewDatabase(t), postgres.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -6,92 +6,142 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"reportdb/query/sqlgen"
 	"reportdb/store"
 )
 
+// retentionBatch is how many reports one retention statement deletes: each
+// batch is its own short transaction, so ingest and queries never wait for
+// a whole day's delete.
+const retentionBatch = 2000
+
 // DeleteReportsBefore implements store.Backend: reports whose
-// producer_timestamp is older than cutoff go, with their events. Event
-// partitions entirely older than cutoff are dropped whole; only the
-// partition holding the cutoff is deleted from row by row. A node whose
-// latest report goes keeps no latest report until a newer one arrives
-// (as in PuppetDB). While one instance runs it, others get store.ErrBusy.
+// producer_timestamp is older than cutoff go, with their events. While
+// one instance runs it, others get store.ErrBusy.
+//
+// It never holds a lock that stops ingest or queries for long:
+//   - the day partitions of events and report data entirely older than
+//     cutoff are detached with DETACH PARTITION ... CONCURRENTLY (which
+//     waits for the statements using them, and blocks none), then their
+//     events are subtracted from the rollups and the detached tables
+//     dropped, in one transaction that only they take part in;
+//   - then the expired reports are deleted retentionBatch at a time, each
+//     batch with the events and data of the cutoff day's partition that
+//     belong to it, and its rollup deltas, in one statement.
+//
+// Between the two steps, the expiring reports have no events or data, and
+// for the length of one batch the rollups and the rows may disagree about
+// the expiring rows; nothing that is kept is affected. A node whose
+// latest report goes keeps no latest report until a newer one arrives (as
+// in PuppetDB).
 func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, error) {
-	tx, err := db.pool.Begin(ctx)
+	conn, release, got, err := db.lockedConn(ctx, lockRetention, false)
 	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback(context.Background())
-	var got bool
-	if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", lockRetention).Scan(&got); err != nil {
 		return 0, err
 	}
 	if !got {
 		return 0, store.ErrBusy
 	}
-	// serialise with partition creation (DROP takes locks on the parent)
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockPartitions); err != nil {
+	defer release()
+
+	if err := db.dropExpiredPartitions(ctx, conn.Conn(), cutoff); err != nil {
 		return 0, err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE certnames SET latest_report_id = NULL
-		WHERE latest_report_id IS NOT NULL AND latest_report_timestamp < $1`, cutoff); err != nil {
-		return 0, err
+	var deleted int64
+	for {
+		var n int64
+		if err := conn.QueryRow(ctx, `WITH gone AS (DELETE FROM reports WHERE id IN
+		    (SELECT id FROM reports WHERE producer_timestamp < $1 LIMIT $2)
+		  RETURNING id, producer_timestamp, type, environment, status, noop, noop_pending, cached_catalog_status),
+		cn AS (UPDATE certnames SET latest_report_id = NULL WHERE latest_report_id IN (SELECT id FROM gone)),
+		ev AS (DELETE FROM resource_events WHERE report_id IN (SELECT id FROM gone)
+		  RETURNING report_id, timestamp, status, resource_type),
+		data AS (DELETE FROM report_data WHERE id IN (SELECT id FROM gone)),
+		rr AS (`+sqlgen.ReportRollupDelta("gone", -1)+`),
+		er AS (`+sqlgen.EventRollupDelta(`(SELECT ev.timestamp, ev.status, ev.resource_type, g.environment
+		  FROM ev JOIN gone g ON g.id = ev.report_id)`, -1)+`)
+		SELECT count(*) FROM gone`, cutoff, retentionBatch).Scan(&n); err != nil {
+			return deleted, err
+		}
+		deleted += n
+		if n < retentionBatch {
+			break
+		}
 	}
-	// whole days of events and report data go as partitions
-	rows, err := tx.Query(ctx, `SELECT p.relname, c.relname FROM pg_inherits i
+	if _, err := conn.Exec(ctx, `DELETE FROM environments e
+		WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.environment = e.name)`); err != nil {
+		return deleted, err
+	}
+	return deleted, nil
+}
+
+// dropExpiredPartitions detaches and drops the day partitions entirely
+// older than cutoff, subtracting their events from the rollups. A detach
+// left pending by an interrupted run is finalized.
+func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff int64) error {
+	rows, err := conn.Query(ctx, `SELECT p.relname, c.relname, i.inhdetachpending FROM pg_inherits i
 		JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-		WHERE p.relname IN ('resource_events', 'report_data')`)
+		WHERE p.relname IN ('resource_events', 'report_data') ORDER BY c.relname`)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	var drop []string
-	var dropped []int64
+	type part struct {
+		parent, name string
+		pending      bool
+		day          int64
+	}
+	var drop []part
 	for rows.Next() {
-		var parent, name string
-		if err := rows.Scan(&parent, &name); err != nil {
+		var p part
+		if err := rows.Scan(&p.parent, &p.name, &p.pending); err != nil {
 			rows.Close()
-			return 0, err
+			return err
 		}
-		d, ok := partitionDay(parent, name)
-		if !ok {
-			continue
-		}
-		if (d+1)*dayMs <= cutoff {
-			drop = append(drop, name)
-			if parent == "resource_events" {
-				dropped = append(dropped, d)
-			}
+		d, ok := partitionDay(p.parent, p.name)
+		if ok && (d+1)*dayMs <= cutoff {
+			p.day = d
+			drop = append(drop, p)
 		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, err
+		return err
 	}
-	for _, name := range drop {
-		if _, err := tx.Exec(ctx, "DROP TABLE "+pgx.Identifier{name}.Sanitize()); err != nil {
-			return 0, fmt.Errorf("drop partition %s: %w", name, err)
+	for _, p := range drop {
+		// this instance must not insert into the day any more (a report
+		// older than the cutoff arriving now finds no partition, and its
+		// batch recreates one: a later run deletes it)
+		db.mu.Lock()
+		delete(db.partitions, p.day)
+		db.mu.Unlock()
+		tab := pgx.Identifier{p.name}.Sanitize()
+		detach := "ALTER TABLE " + p.parent + " DETACH PARTITION " + tab + " CONCURRENTLY"
+		if p.pending {
+			detach = "ALTER TABLE " + p.parent + " DETACH PARTITION " + tab + " FINALIZE"
+		}
+		if _, err := conn.Exec(ctx, detach); err != nil {
+			return fmt.Errorf("detach partition %s: %w", p.name, err)
+		}
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		if p.parent == "resource_events" {
+			// detached, the table takes no more rows: the deltas subtract
+			// exactly what the DROP removes
+			if _, err := tx.Exec(ctx, sqlgen.EventRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
+				r.environment FROM `+tab+` e JOIN reports r ON r.id = e.report_id)`, -1)); err != nil {
+				tx.Rollback(ctx)
+				return fmt.Errorf("rollups of partition %s: %w", p.name, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, "DROP TABLE "+tab); err != nil {
+			tx.Rollback(ctx)
+			return fmt.Errorf("drop partition %s: %w", p.name, err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return err
 		}
 	}
-	// then the reports, and the events of the expired reports of the day
-	// that holds the cutoff (the only partition with expired rows left)
-	lo, _ := idRange(dayIndex(cutoff))
-	var deleted int64
-	if err := tx.QueryRow(ctx, `WITH gone AS (DELETE FROM reports WHERE producer_timestamp < $1 RETURNING id),
-		ev AS (DELETE FROM resource_events WHERE report_id IN (SELECT id FROM gone WHERE id >= $2)),
-		data AS (DELETE FROM report_data WHERE id IN (SELECT id FROM gone WHERE id >= $2))
-		SELECT count(*) FROM gone`, cutoff, lo).Scan(&deleted); err != nil {
-		return 0, err
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM environments e
-		WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.environment = e.name)`); err != nil {
-		return 0, err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return 0, err
-	}
-	db.mu.Lock()
-	for _, d := range dropped {
-		delete(db.partitions, d)
-	}
-	db.mu.Unlock()
-	return deleted, nil
+	return nil
 }

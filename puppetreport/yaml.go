@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -157,15 +158,6 @@ func nilFill(keys ...string) fillMap {
 func (m fillMap) with(k string, v any) fillMap { m[k] = v; return m }
 
 func (k *yamlClass) tag() string { return "!ruby/object:" + k.name }
-
-func contains(xs []string, x string) bool {
-	for _, e := range xs {
-		if e == x {
-			return true
-		}
-	}
-	return false
-}
 
 var (
 	yamlEvent = &yamlClass{
@@ -350,7 +342,7 @@ func (c *yamlConv) object(n *yaml.Node, path string, depth int, k *yamlClass, is
 		if err != nil {
 			return err
 		}
-		if isTagged && (contains(k.drop, key) || (v == nil && contains(k.omitNil, key))) {
+		if isTagged && (slices.Contains(k.drop, key) || (v == nil && slices.Contains(k.omitNil, key))) {
 			return nil
 		}
 		out.Keys = append(out.Keys, key)

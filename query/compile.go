@@ -4,26 +4,20 @@ import (
 	"strings"
 
 	"reportdb/jsonv"
+	"reportdb/query/ast"
 	"reportdb/query/pgcompat"
 	"reportdb/wire"
 )
 
-// Context says where a query runs.
-type Context struct {
-	// ActiveOnly adds an "active nodes only" filter unless the query
-	// mentions node_state (the root endpoint and /nodes do this).
-	ActiveOnly bool
-}
-
-// Compile validates ast (the parsed "query" parameter; nil for none)
-// against entity e together with the paging options, and returns the plan.
-// It checks order_by columns first, then the query, as PuppetDB does.
-func Compile(e *Entity, ast any, o *Options, ctx Context) (*Plan, error) {
+// Compile validates q (the parsed "query" parameter, the JSON AST; nil for
+// none) against entity e together with the paging options, and returns the
+// plan. It checks order_by columns first, then the query, as PuppetDB does.
+func Compile(e *Entity, q any, o *Options) (*Plan, error) {
 	orders, err := resolveOrder(e, o.OrderBy)
 	if err != nil {
 		return nil, err
 	}
-	p, err := compileTop(e, ast, ctx)
+	p, err := compileTop(e, ast.Decode(q))
 	if err != nil {
 		return nil, err
 	}
@@ -31,6 +25,52 @@ func Compile(e *Entity, ast any, o *Options, ctx Context) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// CompileEntity compiles a query on an entity endpoint (/events, /reports,
+// ...), whose options may ask for distinct_resources (events only).
+func CompileEntity(e *Entity, o *Options) (*Plan, error) {
+	q, err := distinctQuery(o)
+	if err != nil {
+		return nil, err
+	}
+	orders, err := resolveOrder(e, o.OrderBy)
+	if err != nil {
+		return nil, err
+	}
+	p, err := compileTop(e, q)
+	if err != nil {
+		return nil, err
+	}
+	activeOnly(p, q)
+	if err := applyPaging(p, o, orders); err != nil {
+		return nil, err
+	}
+	if e == Events {
+		setDistinct(p, o)
+	}
+	return p, nil
+}
+
+// distinctQuery returns the query of o decoded as it is compiled: with
+// distinct_resources, PuppetDB 7.12.1 uses its legacy events engine,
+// whose subset of the language is checked and whose hyphenated field
+// names are normalised here.
+func distinctQuery(o *Options) (ast.Node, error) {
+	q := ast.Decode(o.Query)
+	if o.Distinct == nil {
+		return q, nil
+	}
+	return legacy(q)
+}
+
+// setDistinct applies the distinct_resources window of o to an events
+// plan.
+func setDistinct(p *Plan, o *Options) {
+	if o.Distinct != nil {
+		p.Distinct = o.Distinct
+		p.DistinctLatest = onlyLatest(ast.Decode(o.Query))
+	}
 }
 
 // applyPaging sets the paging parameters that were given (orders resolved
@@ -64,42 +104,67 @@ func resolveOrder(e *Entity, specs []OrderSpec) ([]Order, error) {
 }
 
 // compileTop compiles a top-level query: a filter or an extract.
-func compileTop(e *Entity, ast any, ctx Context) (*Plan, error) {
+func compileTop(e *Entity, n ast.Node) (*Plan, error) {
 	p := &Plan{Entity: e}
-	var filterAST any
-	if arr, ok := ast.([]any); ok && len(arr) > 0 && arr[0] == "extract" {
-		cols, groups, filt, err := compileExtract(e, arr)
+	filter := n
+	if x, ok := n.(ast.Extract); ok {
+		cols, groups, f, err := compileExtract(e, x)
 		if err != nil {
 			return nil, err
 		}
-		p.Columns, p.GroupBy, filterAST = cols, groups, filt
-	} else {
-		filterAST = ast
+		p.Columns, p.GroupBy, filter = cols, groups, f
 	}
-	filter, err := compileFilter(e, filterAST, true)
+	f, err := compileFilter(e, filter, true)
 	if err != nil {
 		return nil, err
 	}
-	p.Filter = filter
-	if ctx.ActiveOnly && e.Certname != "" && !mentionsNodeState(filterAST) {
-		p.Filter = AndExpr(p.Filter, nodeStateExpr(e, true))
-	}
+	p.Filter = AndExpr(f) // a filter that is always true is none
 	return p, nil
 }
 
-// compileFilter compiles a filter (nil or [] means none) and adds the
-// implicit agent-report filter for the reports entity.
-func compileFilter(e *Entity, ast any, top bool) (Expr, error) {
-	var x Expr
-	if ast != nil {
-		if arr, ok := ast.([]any); !ok || len(arr) > 0 || !top {
-			var err error
-			if x, err = compileExpr(e, ast); err != nil {
-				return nil, err
+// activeOnly adds PuppetDB's implicit "active nodes only" condition to a
+// root or /nodes query on nodes that does not mention node_state. Every
+// node reportdb knows is active (it has no deactivate command), so the
+// condition is always true and adds nothing, unless node state is tracked
+// (an upstream PuppetDB says which nodes are deactivated).
+func activeOnly(p *Plan, q ast.Node) {
+	if p.Entity == Nodes && trackNodeState && !mentionsNodeState(q) {
+		p.Filter = AndExpr(p.Filter, nodeStateExpr(p.Entity, true))
+	}
+}
+
+// mentionsNodeState reports whether a query tests node_state (or
+// ["node", "active"]) at its own level.
+func mentionsNodeState(n ast.Node) bool {
+	if x, ok := n.(ast.Extract); ok && len(x.Args) > 1 {
+		n = ast.Decode(x.Args[1])
+	}
+	found := false
+	ast.Walk(n, func(n ast.Node) bool {
+		if c, ok := n.(ast.Compare); ok && c.Op == "=" {
+			switch f := c.Field().(type) {
+			case string:
+				found = f == "node_state"
+			case []any:
+				found = len(f) == 2 && f[0] == "node" && f[1] == "active"
 			}
 		}
+		return !found
+	})
+	return found
+}
+
+// compileFilter compiles a filter (nil, or [] at the top, means none) and
+// adds the implicit agent-report filter for the reports entity.
+func compileFilter(e *Entity, n ast.Node, top bool) (Expr, error) {
+	var x Expr
+	if n != nil && !(top && ast.Empty(n)) {
+		var err error
+		if x, err = compileExpr(e, n); err != nil {
+			return nil, err
+		}
 	}
-	if e == Reports && !mentionsField(ast, "type") {
+	if e == Reports && !mentionsField(n, "type") {
 		x = AndExpr(x, Cmp{Op: "=", Field: Reports.Field("type"), Value: "agent", Literal: true})
 	}
 	return x, nil
@@ -107,67 +172,89 @@ func compileFilter(e *Entity, ast any, top bool) (Expr, error) {
 
 // mentionsField reports whether a filter compares, null-tests or
 // in-array-tests field at its own level (not inside subqueries).
-func mentionsField(ast any, field string) bool {
-	arr, ok := ast.([]any)
-	if !ok || len(arr) == 0 {
-		return false
-	}
-	switch arr[0] {
-	case "and", "or", "not":
-		for _, a := range arr[1:] {
-			if mentionsField(a, field) {
-				return true
+func mentionsField(n ast.Node, field string) bool {
+	found := false
+	ast.Walk(n, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case ast.Compare:
+			if x.Op != "~>" && x.Field() == field {
+				found = true
+			}
+		case ast.In:
+			if _, isArray := x.Target.(ast.Array); isArray && x.Arity == 2 && x.Fields == field {
+				found = true
 			}
 		}
-	case "=", "<", "<=", ">", ">=", "~", "null?":
-		return len(arr) > 1 && arr[1] == field
-	case "in":
-		if len(arr) == 3 {
-			if t, ok := arr[2].([]any); ok && len(t) > 0 && t[0] == "array" {
-				return arr[1] == field
-			}
-		}
-	}
-	return false
-}
-
-func mentionsNodeState(ast any) bool {
-	arr, ok := ast.([]any)
-	if !ok || len(arr) == 0 {
-		return false
-	}
-	switch arr[0] {
-	case "and", "or", "not":
-		for _, a := range arr[1:] {
-			if mentionsNodeState(a) {
-				return true
-			}
-		}
-	case "=":
-		if len(arr) > 1 {
-			if arr[1] == "node_state" {
-				return true
-			}
-			if f, ok := arr[1].([]any); ok && len(f) == 2 && f[0] == "node" && f[1] == "active" {
-				return true
-			}
-		}
-	}
-	return false
+		return !found
+	})
+	return found
 }
 
 var knownOps = "=, <, <=, >, >=, ~, null?, and, or, not, in, extract, subquery"
 
-func compileExpr(e *Entity, ast any) (Expr, error) {
-	arr, ok := ast.([]any)
-	if !ok || len(arr) == 0 {
-		return nil, invalidf("%s is not a valid query: a query is a JSON array whose first element is an operator (one of %s)", clj(ast), knownOps)
+func compileExpr(e *Entity, n ast.Node) (Expr, error) {
+	switch x := n.(type) {
+	case ast.NotQuery:
+		if x.OpNotString {
+			return nil, invalidf("%s is not a valid query: the operator must be a string (one of %s)", clj(x.Raw()), knownOps)
+		}
+		return nil, invalidf("%s is not a valid query: a query is a JSON array whose first element is an operator (one of %s)", clj(x.Raw()), knownOps)
+	case ast.Compare:
+		return compileComparison(e, x)
+	case ast.Logical:
+		args := x.Args
+		switch x.Op {
+		case "and", "or":
+			if len(args) == 0 {
+				return nil, invalidf("'%s' takes at least one argument, but none were supplied", x.Op)
+			}
+			xs := make([]Expr, len(args))
+			for i, a := range args {
+				y, err := compileExpr(e, a)
+				if err != nil {
+					return nil, err
+				}
+				xs[i] = y
+			}
+			if x.Op == "and" {
+				return And{Args: xs}, nil
+			}
+			return Or{Args: xs}, nil
+		}
+		if len(args) != 1 {
+			return nil, invalidf("'not' takes exactly one argument, but %d were supplied", len(args))
+		}
+		y, err := compileExpr(e, args[0])
+		if err != nil {
+			return nil, err
+		}
+		return Not{X: y}, nil
+	case ast.In:
+		if x.Arity != 2 {
+			return nil, invalidf("'in' requires exactly two arguments, but %d were supplied", x.Arity)
+		}
+		return compileIn(e, x)
+	case ast.Implicit:
+		return compileImplicit(e, x)
+	case ast.Extract:
+		return nil, invalidf("Unsupported subquery `extract`")
+	case ast.Other:
+		op := x.Op
+		switch op {
+		case "from", "group_by", "limit", "offset", "order_by":
+			return nil, invalidf("Unsupported subquery `%s`", op)
+		}
+		if strings.HasPrefix(op, "select_") || strings.HasPrefix(op, "select-") {
+			return nil, invalidf("Unsupported subquery `%s`: select_<entity> may only appear inside [\"in\", field, [\"extract\", fields, [\"%s\", query]]]", op, op)
+		}
+		return nil, invalidf("'%s' is not a valid query operator in %s (valid operators: %s)", op, clj(x.Raw()), knownOps)
 	}
-	op, ok := arr[0].(string)
-	if !ok {
-		return nil, invalidf("%s is not a valid query: the operator must be a string (one of %s)", clj(ast), knownOps)
-	}
-	args := arr[1:]
+	return nil, invalidf("%s is not a valid query", clj(n.Raw()))
+}
+
+// compileComparison compiles =, <, <=, >, >=, ~, ~> and null?.
+func compileComparison(e *Entity, x ast.Compare) (Expr, error) {
+	op, args := x.Op, x.Args
 	switch op {
 	case "=", "<", "<=", ">", ">=":
 		if len(args) != 2 {
@@ -184,62 +271,24 @@ func compileExpr(e *Entity, ast any) (Expr, error) {
 			return nil, invalidf("~> requires exactly two arguments")
 		}
 		return nil, invalidf("Query operator ~> is not allowed on field %s", fieldText(args[0]))
-	case "null?":
-		if len(args) != 2 {
-			return nil, invalidf("null? requires exactly two arguments, but %d were supplied", len(args))
-		}
-		fld, err := queryField(e, args[0])
-		if err != nil {
-			return nil, err
-		}
-		if fld.Type == Latest {
-			return nil, invalidf("Operator null? is not supported on field latest_report?")
-		}
-		if fld.Type == JSONValue {
-			// PuppetDB JSON-encodes the flag, which is then always truthy:
-			// both forms mean IS NULL, and the column is never NULL.
-			return IsNull{Field: fld, Null: true}, nil
-		}
-		return IsNull{Field: fld, Null: truthy(args[1])}, nil
-	case "and", "or":
-		if len(args) == 0 {
-			return nil, invalidf("'%s' takes at least one argument, but none were supplied", op)
-		}
-		xs := make([]Expr, len(args))
-		for i, a := range args {
-			x, err := compileExpr(e, a)
-			if err != nil {
-				return nil, err
-			}
-			xs[i] = x
-		}
-		if op == "and" {
-			return And{Args: xs}, nil
-		}
-		return Or{Args: xs}, nil
-	case "not":
-		if len(args) != 1 {
-			return nil, invalidf("'not' takes exactly one argument, but %d were supplied", len(args))
-		}
-		x, err := compileExpr(e, args[0])
-		if err != nil {
-			return nil, err
-		}
-		return Not{X: x}, nil
-	case "in":
-		if len(args) != 2 {
-			return nil, invalidf("'in' requires exactly two arguments, but %d were supplied", len(args))
-		}
-		return compileIn(e, args[0], args[1])
-	case "subquery":
-		return compileImplicit(e, args)
-	case "extract", "from", "group_by", "limit", "offset", "order_by":
-		return nil, invalidf("Unsupported subquery `%s`", op)
 	}
-	if strings.HasPrefix(op, "select_") || strings.HasPrefix(op, "select-") {
-		return nil, invalidf("Unsupported subquery `%s`: select_<entity> may only appear inside [\"in\", field, [\"extract\", fields, [\"%s\", query]]]", op, op)
+	// null?
+	if len(args) != 2 {
+		return nil, invalidf("null? requires exactly two arguments, but %d were supplied", len(args))
 	}
-	return nil, invalidf("'%s' is not a valid query operator in %s (valid operators: %s)", op, clj(ast), knownOps)
+	fld, err := queryField(e, args[0])
+	if err != nil {
+		return nil, err
+	}
+	if fld.Type == Latest {
+		return nil, invalidf("Operator null? is not supported on field latest_report?")
+	}
+	if fld.Type == JSONValue {
+		// PuppetDB JSON-encodes the flag, which is then always truthy:
+		// both forms mean IS NULL, and the column is never NULL.
+		return IsNull{Field: fld, Null: true}, nil
+	}
+	return IsNull{Field: fld, Null: truthy(args[1])}, nil
 }
 
 func fieldText(v any) string {
@@ -253,14 +302,17 @@ func fieldText(v any) string {
 func queryField(e *Entity, v any) (*Field, error) {
 	name, ok := v.(string)
 	if !ok {
-		return nil, invalidf("%s is not a queryable object for %s: a field name must be a string", clj(v), e.Name)
+		return nil, invalidf("%s is not a queryable object for %s: a field name must be a string", clj(v), e.label())
 	}
 	fld := e.Field(name)
+	if fld == nil {
+		fld = e.dottedField(name)
+	}
 	if fld == nil || !fld.Queryable {
 		if len(e.Fields) == 0 {
-			return nil, invalidf("'%s' is not a queryable object for %s. Entity %s has no queryable objects", name, e.Name, e.Name)
+			return nil, invalidf("'%s' is not a queryable object for %s. Entity %s has no queryable objects", name, e.label(), e.label())
 		}
-		return nil, invalidf("'%s' is not a queryable object for %s. Known queryable objects are %s", name, e.Name, e.queryableList())
+		return nil, invalidf("'%s' is not a queryable object for %s. Known queryable objects are %s", name, e.label(), e.queryableList())
 	}
 	return fld, nil
 }
@@ -376,7 +428,7 @@ func timestampArg(v any) (int64, error) {
 			return ms, nil
 		}
 	case jsonv.Number:
-		if ms, ok := numberMillis(x); ok {
+		if ms, ok := NumberMillis(x); ok {
 			return ms, nil
 		}
 	}
@@ -432,13 +484,16 @@ func nodeState(e *Entity, v any) (Expr, error) {
 
 // nodeStateExpr filters on node activity. reportdb stores reports only and
 // has no "deactivate node" command, so every node it knows is active: the
-// filter is a constant (and costs the query nothing). NodeState remains
-// for a store that tracks deactivation.
+// filter is a constant (and costs the query nothing).
 func nodeStateExpr(e *Entity, active bool) Expr {
+	if trackNodeState && e == Nodes {
+		return NodeState{Field: e.Field("certname"), Active: active}
+	}
 	return Const{Value: active}
 }
 
-func compileIn(e *Entity, fv, target any) (Expr, error) {
+func compileIn(e *Entity, x ast.In) (Expr, error) {
+	fv := x.Fields
 	names, ok := fieldList(fv)
 	if !ok {
 		return nil, invalidf("The first argument of 'in' must be a field name or an array of field names, got %s", clj(fv))
@@ -457,16 +512,12 @@ func compileIn(e *Entity, fv, target any) (Expr, error) {
 		}
 		fields[i] = fld
 	}
-	t, ok := target.([]any)
-	if !ok || len(t) == 0 {
-		return nil, invalidf("The second argument of 'in' must be [\"array\", [...]], [\"extract\", ...] or [\"from\", ...], got %s", clj(target))
-	}
-	switch t[0] {
-	case "array":
-		if len(t) != 2 {
+	switch t := x.Target.(type) {
+	case ast.Array:
+		if len(t.Args) != 1 {
 			return nil, invalidf("Operator array requires a vector argument")
 		}
-		vals, ok := t[1].([]any)
+		vals, ok := t.Args[0].([]any)
 		if !ok {
 			return nil, invalidf("Operator array requires a vector argument")
 		}
@@ -474,20 +525,22 @@ func compileIn(e *Entity, fv, target any) (Expr, error) {
 			return nil, invalidf("Operator in...array requires a single field, got %s", clj(fv))
 		}
 		return inArray(fields[0], vals)
-	case "extract":
+	case ast.SelectExtract:
 		sub, err := compileSubExtract(t)
 		if err != nil {
 			return nil, err
 		}
 		return inQuery(fields, sub)
-	case "from":
+	case ast.From:
 		sub, err := compileFrom(t, false)
 		if err != nil {
 			return nil, err
 		}
 		return inQuery(fields, sub)
+	case ast.Other:
+		return nil, invalidf("Unsupported subquery `%s`", fieldText(t.Raw().([]any)[0]))
 	}
-	return nil, invalidf("Unsupported subquery `%s`", fieldText(t[0]))
+	return nil, invalidf("The second argument of 'in' must be [\"array\", [...]], [\"extract\", ...] or [\"from\", ...], got %s", clj(x.Target.Raw()))
 }
 
 func inArray(fld *Field, vals []any) (Expr, error) {
@@ -544,39 +597,34 @@ func inQuery(fields []*Field, sub *Plan) (Expr, error) {
 
 // compileSubExtract compiles the old-style explicit subquery
 // ["extract", F | [F...], ["select_<entity>", Q?, paging...]].
-func compileSubExtract(t []any) (*Plan, error) {
-	if len(t) != 3 {
-		return nil, invalidf("An 'extract' subquery takes a field list and a [\"select_<entity>\", query] clause, got %s", clj(t))
+func compileSubExtract(t ast.SelectExtract) (*Plan, error) {
+	if len(t.Args) != 2 {
+		return nil, invalidf("An 'extract' subquery takes a field list and a [\"select_<entity>\", query] clause, got %s", clj(t.Raw()))
 	}
-	sel, ok := t[2].([]any)
-	if !ok || len(sel) == 0 {
-		return nil, invalidf("%s is not a valid expression for \"extract\"", clj(t[2]))
+	sel := t.Select
+	if sel == nil {
+		return nil, invalidf("%s is not a valid expression for \"extract\"", clj(t.Args[1]))
 	}
-	name, _ := sel[0].(string)
+	name, _ := sel.Name.(string)
 	if strings.HasPrefix(name, "select-") {
 		return nil, invalidf("Unsupported subquery `%s` - did you mean `%s`?", name, strings.ReplaceAll(name, "-", "_"))
 	}
 	if !strings.HasPrefix(name, "select_") {
-		return nil, invalidf("Unsupported subquery `%s`", fieldText(sel[0]))
+		return nil, invalidf("Unsupported subquery `%s`", fieldText(sel.Name))
 	}
 	ent := Lookup(strings.TrimPrefix(name, "select_"))
 	if ent == nil {
 		return nil, invalidf("Unsupported subquery `%s`", name)
 	}
-	cols, err := extractFields(ent, t[1])
+	cols, err := extractFields(ent, t.Args[0])
 	if err != nil {
 		return nil, err
 	}
-	var filter any
-	rest := sel[1:]
-	if len(rest) > 0 && !isPagingClause(rest[0]) {
-		filter, rest = rest[0], rest[1:]
-	}
 	p := &Plan{Entity: ent, Columns: cols}
-	if p.Filter, err = compileFilter(ent, filter, false); err != nil {
+	if p.Filter, err = compileFilter(ent, sel.Query, false); err != nil {
 		return nil, err
 	}
-	if err := applyPagingClauses(p, rest); err != nil {
+	if err := applyPagingClauses(p, sel.Paging); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -622,13 +670,14 @@ func extractFields(e *Entity, v any) ([]Column, error) {
 
 func unknownExtract(e *Entity, unknown []string) error {
 	if len(unknown) == 1 {
-		return invalidf("Can't extract unknown '%s' field '%s'. Acceptable fields are %s", e.Name, unknown[0], e.extractList())
+		return invalidf("Can't extract unknown '%s' field '%s'. Acceptable fields are %s", e.label(), unknown[0], e.extractList())
 	}
-	return invalidf("Can't extract unknown '%s' fields %s. Acceptable fields are %s", e.Name, andList(unknown), e.extractList())
+	return invalidf("Can't extract unknown '%s' fields %s. Acceptable fields are %s", e.label(), andList(unknown), e.extractList())
 }
 
 // compileImplicit compiles ["subquery", E, Q].
-func compileImplicit(e *Entity, args []any) (Expr, error) {
+func compileImplicit(e *Entity, x ast.Implicit) (Expr, error) {
+	args := x.Args
 	if len(args) != 2 {
 		return nil, invalidf("'subquery' takes an entity and a query: [\"subquery\", \"reports\", [\"=\", \"status\", \"failed\"]], got %d argument(s)", len(args))
 	}
@@ -648,7 +697,7 @@ func compileImplicit(e *Entity, args []any) (Expr, error) {
 	foreign := target.Field(rel.Foreign)
 	sub := &Plan{Entity: target, Columns: []Column{{Name: foreign.Name, Field: foreign}}}
 	var err error
-	if sub.Filter, err = compileFilter(target, args[1], false); err != nil {
+	if sub.Filter, err = compileFilter(target, x.Query, false); err != nil {
 		return nil, err
 	}
 	return InQuery{Fields: []*Field{local}, Sub: sub}, nil
@@ -656,11 +705,11 @@ func compileImplicit(e *Entity, args []any) (Expr, error) {
 
 // compileFrom compiles ["from", E, Q?, paging...]: the root endpoint's
 // query (top true) or an explicit subquery inside 'in'.
-func compileFrom(t []any, top bool) (*Plan, error) {
-	if len(t) < 2 {
+func compileFrom(t ast.From, top bool) (*Plan, error) {
+	if t.Short {
 		return nil, invalidf("Your initial query must be of the form: [\"from\",<entity>,(<optional-query>)]. Check your query and try again.")
 	}
-	name, ok := t[1].(string)
+	name, ok := t.Entity.(string)
 	if !ok {
 		return nil, invalidf("Your initial query must be of the form: [\"from\",<entity>,(<optional-query>)]. Check your query and try again.")
 	}
@@ -668,43 +717,34 @@ func compileFrom(t []any, top bool) (*Plan, error) {
 	if ent == nil {
 		return nil, invalidf("Invalid entity '%s' in query", name)
 	}
-	rest := t[2:]
-	var q any
-	if len(rest) > 0 && !isPagingClause(rest[0]) {
-		q, rest = rest[0], rest[1:]
-		if _, ok := q.([]any); !ok {
-			return nil, invalidf("%s is not a valid query for entity '%s': expected a filter or an extract", clj(q), name)
+	q := t.Query
+	if t.HasQuery {
+		if _, isArr := raw(q).([]any); !isArr {
+			return nil, invalidf("%s is not a valid query for entity '%s': expected a filter or an extract", clj(raw(q)), name)
 		}
 	}
-	var p *Plan
-	var err error
-	if top {
-		p, err = compileTop(ent, q, Context{ActiveOnly: true})
-	} else {
-		p, err = compileTop(ent, q, Context{})
-		if err == nil && p.Columns == nil {
-			err = invalidf("A [\"from\", ...] subquery used with 'in' must extract fields: [\"from\", \"%s\", [\"extract\", [fields], query]]", name)
-		}
+	p, err := compileTop(ent, q)
+	if err == nil && top {
+		activeOnly(p, q)
+	}
+	if err == nil && !top && p.Columns == nil {
+		err = invalidf("A [\"from\", ...] subquery used with 'in' must extract fields: [\"from\", \"%s\", [\"extract\", [fields], query]]", name)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := applyPagingClauses(p, rest); err != nil {
+	if err := applyPagingClauses(p, t.Paging); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-func isPagingClause(v any) bool {
-	a, ok := v.([]any)
-	if !ok || len(a) == 0 {
-		return false
+// raw is a node's JSON (nil for no node).
+func raw(n ast.Node) any {
+	if n == nil {
+		return nil
 	}
-	switch a[0] {
-	case "limit", "offset", "order_by":
-		return true
-	}
-	return false
+	return n.Raw()
 }
 
 // applyPagingClauses applies in-query ["limit", n], ["offset", n] and
@@ -713,7 +753,7 @@ func applyPagingClauses(p *Plan, clauses []any) error {
 	seen := map[string]bool{}
 	for _, c := range clauses {
 		a, ok := c.([]any)
-		if !ok || len(a) == 0 || !isPagingClause(c) {
+		if !ok || len(a) == 0 || !ast.IsPaging(c) {
 			return invalidf("%s is not a valid paging clause: expected [\"limit\", n], [\"offset\", n] or [\"order_by\", [...]]", clj(c))
 		}
 		name := a[0].(string)

@@ -23,11 +23,39 @@ const (
 	NullBoolean // declared boolean, always null (events.corrective_change)
 )
 
+// Table is where a field's value is stored. Package sqlgen maps each table
+// to its SQL (name, alias, how it joins the entity's base table) and each
+// backend's Dialect maps columns that differ between databases.
+type Table uint8
+
+// Tables.
+const (
+	// NoTable: the field has no stored column and is always null.
+	NoTable Table = iota
+	// EventsTable is resource_events.
+	EventsTable
+	// ReportsTable is reports; for events, the event's report.
+	ReportsTable
+	// CertnamesTable is certnames, one row per node.
+	CertnamesTable
+	// LatestReportTable is the latest report of a node (nodes).
+	LatestReportTable
+	// EnvironmentsTable is environments.
+	EnvironmentsTable
+	// ProducersTable is the distinct producers of stored reports.
+	ProducersTable
+	// EmptyTable stands for an entity reportdb does not store (facts,
+	// catalogs, ...): it has the entity's fields and no rows.
+	EmptyTable
+)
+
 // Field is one field of an entity.
 type Field struct {
-	Name       string
-	Type       Type
-	SQL        string // column expression; "" for latest_report?
+	Name   string
+	Type   Type
+	Table  Table  // where the value is stored
+	Column string // its column in Table ("" when Table is NoTable)
+	// Queryable, Extract and Sortable say where the field may be used.
 	Queryable  bool
 	Extract    bool // projectable
 	Sortable   bool
@@ -35,6 +63,8 @@ type Field struct {
 	// NotNull marks columns that are never NULL, so ORDER BY needs no
 	// NULLS FIRST/LAST clause (which would keep SQLite off the index).
 	NotNull bool
+	// Dotted fields (facts, trusted, parameters) take a path: facts.os.family.
+	Dotted bool
 }
 
 // Relationship is an implicit subquery: ["subquery", E, Q] expands to
@@ -52,24 +82,50 @@ type Entity struct {
 	// Output is the key order of a full row (Clojure hash-map order for
 	// rows of more than 8 keys).
 	Output []string
-	// From is the SQL FROM clause; field SQL refers to its aliases.
-	From string
-	// NarrowFrom, when set, is a FROM clause without the joined tables
-	// (alias r), valid when no column of r is used.
-	NarrowFrom string
-	// Certname is the SQL of the row's certname, used by the node-activity
-	// filter ("" when the entity has no certname).
-	Certname string
+	// Base is the table with one row per entity row; fields of other
+	// tables are joined to it.
+	Base Table
 	// Relations are the implicit subquery targets.
 	Relations map[string]Relationship
 	// Exists is false for entities PuppetDB knows but reportdb does not
 	// store (facts, catalogs, ...): they can be named in subqueries and
 	// are always empty.
 	Exists bool
+	// Label, when set, names the entity in error messages (PuppetDB says
+	// fact_nodes for fact_contents).
+	Label string
 	// HashOrder gives each output key its hash-map position (for extracts
 	// of more than 8 columns).
 	hashPos map[string]int
 	byName  map[string]*Field
+}
+
+func (e *Entity) label() string {
+	if e.Label != "" {
+		return e.Label
+	}
+	return e.Name
+}
+
+// dottedField resolves "facts.os.family" on a field marked Dotted (facts,
+// trusted, parameters of the entities reportdb does not store).
+func (e *Entity) dottedField(name string) *Field {
+	base, _, ok := strings.Cut(name, ".")
+	if !ok {
+		return nil
+	}
+	if b := e.byName[base]; b != nil && b.Dotted {
+		return &Field{Name: name, Type: JSONValue, Table: b.Table, Column: b.Column, Queryable: true, Extract: true}
+	}
+	return nil
+}
+
+// anyField is Field, then dottedField.
+func (e *Entity) anyField(name string) *Field {
+	if f := e.byName[name]; f != nil {
+		return f
+	}
+	return e.dottedField(name)
 }
 
 // Field returns the named field or nil.
@@ -137,51 +193,66 @@ func andList(names []string) string {
 	return strings.Join(q[:len(q)-1], ", ") + ", and " + q[len(q)-1]
 }
 
-func f(name string, t Type, sql string) *Field {
-	return &Field{Name: name, Type: t, SQL: sql, Queryable: true, Extract: true, Sortable: true}
+// f declares a queryable, projectable, sortable field stored in column
+// col of table t ("" col: NoTable, always null).
+func f(name string, typ Type, t Table, col string) *Field {
+	if col == "" {
+		t = NoTable
+	}
+	return &Field{Name: name, Type: typ, Table: t, Column: col, Queryable: true, Extract: true, Sortable: true}
 }
 
 // nn is f for a column that is never NULL.
-func nn(name string, t Type, sql string) *Field {
-	x := f(name, t, sql)
+func nn(name string, typ Type, t Table, col string) *Field {
+	x := f(name, typ, t, col)
 	x.NotNull = true
 	return x
+}
+
+// latest declares latest_report?, a query-only condition on the column
+// holding the row's report id.
+func latest(t Table, col string) *Field {
+	return &Field{Name: "latest_report?", Type: Latest, Table: t, Column: col, Queryable: true, Sortable: true}
+}
+
+// blob declares a report document (metrics, logs, resource_events),
+// answered as {"data": ..., "href": ...}.
+func blob(name, col, suffix string) *Field {
+	return &Field{Name: name, Type: Blob, Table: ReportsTable, Column: col, Extract: true, BlobSuffix: suffix}
 }
 
 // Events is the resource-event entity (SPEC §13).
 var Events = (&Entity{
 	Name: "events",
 	Fields: []*Field{
-		f("message", String, "e.message"),
-		nn("old_value", JSONValue, "e.old_value"),
-		nn("report_receive_time", Timestamp, "r.receive_time"),
-		f("corrective_change", NullBoolean, "CAST(NULL AS BOOLEAN)"),
-		f("containment_path", Path, "e.containment_path"),
-		nn("certname", String, "r.certname"),
-		nn("timestamp", Timestamp, "e.timestamp"),
-		nn("run_end_time", Timestamp, "r.end_time"),
-		f("name", String, "e.name"),
-		nn("configuration_version", String, "r.configuration_version"),
-		nn("new_value", JSONValue, "e.new_value"),
-		nn("resource_title", String, "e.resource_title"),
-		nn("status", String, "e.status"),
-		f("property", String, "e.property"),
-		nn("resource_type", String, "e.resource_type"),
-		f("line", Number, "e.line"),
-		nn("environment", String, "r.environment"),
-		f("containing_class", String, "e.containing_class"),
-		nn("run_start_time", Timestamp, "r.start_time"),
-		{Name: "latest_report?", Type: Latest, Queryable: true, Sortable: true, SQL: "e.report_id"},
-		f("file", String, "e.file"),
-		nn("report", String, "r.hash"),
+		f("message", String, EventsTable, "message"),
+		nn("old_value", JSONValue, EventsTable, "old_value"),
+		nn("report_receive_time", Timestamp, ReportsTable, "receive_time"),
+		f("corrective_change", NullBoolean, NoTable, ""),
+		f("containment_path", Path, EventsTable, "containment_path"),
+		nn("certname", String, ReportsTable, "certname"),
+		nn("timestamp", Timestamp, EventsTable, "timestamp"),
+		nn("run_end_time", Timestamp, ReportsTable, "end_time"),
+		f("name", String, EventsTable, "name"),
+		nn("configuration_version", String, ReportsTable, "configuration_version"),
+		nn("new_value", JSONValue, EventsTable, "new_value"),
+		nn("resource_title", String, EventsTable, "resource_title"),
+		nn("status", String, EventsTable, "status"),
+		f("property", String, EventsTable, "property"),
+		nn("resource_type", String, EventsTable, "resource_type"),
+		f("line", Number, EventsTable, "line"),
+		nn("environment", String, ReportsTable, "environment"),
+		f("containing_class", String, EventsTable, "containing_class"),
+		nn("run_start_time", Timestamp, ReportsTable, "start_time"),
+		latest(EventsTable, "report_id"),
+		f("file", String, EventsTable, "file"),
+		nn("report", String, ReportsTable, "hash"),
 	},
 	Output: []string{"new_value", "report", "corrective_change", "run_start_time", "property", "name", "file",
 		"old_value", "containing_class", "line", "resource_type", "status", "configuration_version",
 		"resource_title", "environment", "timestamp", "run_end_time", "report_receive_time",
 		"containment_path", "certname", "message"},
-	From:       "resource_events e JOIN reports r ON r.id = e.report_id",
-	NarrowFrom: "resource_events e",
-	Certname:   "r.certname",
+	Base: EventsTable,
 	Relations: withCertnameRelations(map[string]Relationship{
 		"reports":      {Local: "report", Foreign: "hash"},
 		"environments": {Local: "environment", Foreign: "name"},
@@ -193,38 +264,37 @@ var Events = (&Entity{
 var Reports = (&Entity{
 	Name: "reports",
 	Fields: []*Field{
-		nn("receive_time", Timestamp, "r.receive_time"),
-		f("corrective_change", NullString, "CAST(NULL AS TEXT)"),
-		f("code_id", String, "r.code_id"),
-		f("noop", Boolean, "r.noop"),
-		nn("certname", String, "r.certname"),
-		nn("puppet_version", String, "r.puppet_version"),
-		nn("hash", String, "r.hash"),
-		f("cached_catalog_status", String, "r.cached_catalog_status"),
-		f("transaction_uuid", String, "r.transaction_uuid"),
-		nn("configuration_version", String, "r.configuration_version"),
-		f("status", String, "r.status"),
-		f("job_id", String, "r.job_id"),
-		f("producer", String, "r.producer"),
-		f("catalog_uuid", String, "r.catalog_uuid"),
-		{Name: "logs", Type: Blob, SQL: "r.logs", Extract: true, BlobSuffix: "logs"},
-		f("noop_pending", Boolean, "r.noop_pending"),
-		nn("end_time", Timestamp, "r.end_time"),
-		nn("type", String, "r.type"),
-		nn("environment", String, "r.environment"),
-		{Name: "latest_report?", Type: Latest, Queryable: true, Sortable: true, SQL: "r.id"},
-		nn("start_time", Timestamp, "r.start_time"),
-		{Name: "resource_events", Type: Blob, SQL: "r.resource_events", Extract: true, BlobSuffix: "events"},
-		{Name: "metrics", Type: Blob, SQL: "r.metrics", Extract: true, BlobSuffix: "metrics"},
-		nn("producer_timestamp", Timestamp, "r.producer_timestamp"),
-		nn("report_format", Number, "r.report_format"),
+		nn("receive_time", Timestamp, ReportsTable, "receive_time"),
+		f("corrective_change", NullString, NoTable, ""),
+		f("code_id", String, ReportsTable, "code_id"),
+		f("noop", Boolean, ReportsTable, "noop"),
+		nn("certname", String, ReportsTable, "certname"),
+		nn("puppet_version", String, ReportsTable, "puppet_version"),
+		nn("hash", String, ReportsTable, "hash"),
+		f("cached_catalog_status", String, ReportsTable, "cached_catalog_status"),
+		f("transaction_uuid", String, ReportsTable, "transaction_uuid"),
+		nn("configuration_version", String, ReportsTable, "configuration_version"),
+		f("status", String, ReportsTable, "status"),
+		f("job_id", String, ReportsTable, "job_id"),
+		f("producer", String, ReportsTable, "producer"),
+		f("catalog_uuid", String, ReportsTable, "catalog_uuid"),
+		blob("logs", "logs", "logs"),
+		f("noop_pending", Boolean, ReportsTable, "noop_pending"),
+		nn("end_time", Timestamp, ReportsTable, "end_time"),
+		nn("type", String, ReportsTable, "type"),
+		nn("environment", String, ReportsTable, "environment"),
+		latest(ReportsTable, "id"),
+		nn("start_time", Timestamp, ReportsTable, "start_time"),
+		blob("resource_events", "resource_events", "events"),
+		blob("metrics", "metrics", "metrics"),
+		nn("producer_timestamp", Timestamp, ReportsTable, "producer_timestamp"),
+		nn("report_format", Number, ReportsTable, "report_format"),
 	},
 	Output: []string{"catalog_uuid", "receive_time", "producer", "hash", "transaction_uuid", "puppet_version",
 		"noop", "corrective_change", "logs", "report_format", "start_time", "producer_timestamp", "type",
 		"cached_catalog_status", "end_time", "resource_events", "status", "configuration_version",
 		"environment", "code_id", "noop_pending", "certname", "metrics", "job_id"},
-	From:     "reports r",
-	Certname: "r.certname",
+	Base: ReportsTable,
 	Relations: withCertnameRelations(map[string]Relationship{
 		"events":       {Local: "hash", Foreign: "report"},
 		"environments": {Local: "environment", Foreign: "name"},
@@ -236,9 +306,9 @@ var Reports = (&Entity{
 // Environments is the environment entity (SPEC §18).
 var Environments = (&Entity{
 	Name:   "environments",
-	Fields: []*Field{nn("name", String, "env.name")},
+	Fields: []*Field{nn("name", String, EnvironmentsTable, "name")},
 	Output: []string{"name"},
-	From:   "environments env",
+	Base:   EnvironmentsTable,
 	Relations: map[string]Relationship{
 		"events": {Local: "name", Foreign: "environment"}, "reports": {Local: "name", Foreign: "environment"},
 		"facts": {Local: "name", Foreign: "environment"}, "fact_contents": {Local: "name", Foreign: "environment"},
@@ -251,9 +321,9 @@ var Environments = (&Entity{
 // Producers lists the names of report producers (the compiling servers).
 var Producers = (&Entity{
 	Name:      "producers",
-	Fields:    []*Field{nn("name", String, "p.name")},
+	Fields:    []*Field{nn("name", String, ProducersTable, "name")},
 	Output:    []string{"name"},
-	From:      "(SELECT DISTINCT producer AS name FROM reports WHERE producer IS NOT NULL) p",
+	Base:      ProducersTable,
 	Relations: map[string]Relationship{},
 	Exists:    true,
 }).init()

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"strings"
 
 	"reportdb/jsonv"
@@ -78,7 +79,7 @@ func CompileEventCounts(o *Options, corrective bool) (*CountsPlan, error) {
 	counts := CountColumns(corrective)
 	sortable := append(append([]string(nil), counts...), SubjectColumns(o.SummarizeBy)...)
 	for _, s := range o.OrderBy {
-		if !contains(sortable, s.Field) {
+		if !slices.Contains(sortable, s.Field) {
 			return nil, invalidf("Unrecognized column '%s' specified in :order_by; Supported columns are '%s'", s.Field, strings.Join(sortable, "', '"))
 		}
 		p.OrderBy = append(p.OrderBy, CountsOrder{Column: s.Field, Desc: s.Desc})
@@ -108,7 +109,7 @@ func CompileEventCounts(o *Options, corrective bool) (*CountsPlan, error) {
 // event's report (certname, environment, report, run times,
 // latest_report?...) into the same filter on the reports table.
 func reportLevel(x Expr) (Expr, bool) {
-	onReport := func(f *Field) bool { return len(f.SQL) > 2 && f.SQL[:2] == "r." }
+	onReport := func(f *Field) bool { return f.Table == ReportsTable }
 	switch x := x.(type) {
 	case nil:
 		return nil, true
@@ -160,24 +161,18 @@ func reportLevel(x Expr) (Expr, bool) {
 // eventsFor compiles the events query of a counts request; a top-level
 // extract is refused (PuppetDB fails on it with a database error).
 func eventsFor(o *Options) (*Plan, error) {
-	q := o.Query
-	if arr, ok := q.([]any); ok && len(arr) > 0 && arr[0] == "extract" {
+	if arr, ok := o.Query.([]any); ok && len(arr) > 0 && arr[0] == "extract" {
 		return nil, invalidf("The query of event counts is a filter on events; extract is not supported here")
 	}
-	if o.Distinct != nil {
-		if err := CheckLegacy(q); err != nil {
-			return nil, err
-		}
-		q = NormalizeLegacy(q)
-	}
-	ev, err := compileTop(Events, q, Context{})
+	q, err := distinctQuery(o)
 	if err != nil {
 		return nil, err
 	}
-	if o.Distinct != nil {
-		ev.Distinct = o.Distinct
-		ev.DistinctLatest = OnlyLatest(o.Query)
+	ev, err := compileTop(Events, q)
+	if err != nil {
+		return nil, err
 	}
+	setDistinct(ev, o)
 	return ev, nil
 }
 
@@ -203,7 +198,7 @@ func compileCountsFilter(v any, counts []string) (*CountsFilter, error) {
 		return nil, invalidf("%s requires exactly two arguments, but %d were supplied", op, len(arr)-1)
 	}
 	name, _ := arr[1].(string)
-	if !contains(counts, name) {
+	if !slices.Contains(counts, name) {
 		if op == "=" {
 			return nil, invalidf("%s is not a queryable object for event counts", fieldText(arr[1]))
 		}

@@ -3,27 +3,30 @@ package query
 import (
 	"sort"
 	"strconv"
+
+	"reportdb/query/ast"
 )
 
 // compileExtract compiles a top-level ["extract", COLS, Q?, ["group_by", ...]?]
-// and returns the projection, the grouping and the filter AST.
-func compileExtract(e *Entity, arr []any) ([]Column, []Column, any, error) {
-	if len(arr) < 2 || len(arr) > 4 {
-		return nil, nil, nil, invalidf("extract takes a column list, an optional query and an optional group_by clause: %s", clj(arr))
+// and returns the projection, the grouping and the filter.
+func compileExtract(e *Entity, x ast.Extract) ([]Column, []Column, ast.Node, error) {
+	args := x.Args
+	if len(args) < 1 || len(args) > 3 {
+		return nil, nil, nil, invalidf("extract takes a column list, an optional query and an optional group_by clause: %s", clj(x.Raw()))
 	}
-	cols, err := extractColumns(e, arr[1])
+	cols, err := extractColumns(e, args[0])
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var filter any
+	var filter ast.Node
 	var groups []Column
-	for i, a := range arr[2:] {
-		x, ok := a.([]any)
-		if ok && len(x) > 0 && x[0] == "group_by" {
-			if i != len(arr)-3 {
+	for i, a := range args[1:] {
+		g, ok := a.([]any)
+		if ok && len(g) > 0 && g[0] == "group_by" {
+			if i != len(args)-2 {
 				return nil, nil, nil, invalidf("group_by must be the last clause of extract")
 			}
-			if groups, err = groupColumns(e, x[1:]); err != nil {
+			if groups, err = groupColumns(e, g[1:]); err != nil {
 				return nil, nil, nil, err
 			}
 			continue
@@ -31,33 +34,35 @@ func compileExtract(e *Entity, arr []any) ([]Column, []Column, any, error) {
 		if i > 0 {
 			return nil, nil, nil, invalidf("%s is not a valid expression for \"extract\"", clj(a))
 		}
-		if err := checkExtractFilter(a); err != nil {
+		if a == nil {
+			return nil, nil, nil, invalidf("%s is not a valid expression for \"extract\"", clj(a))
+		}
+		filter = ast.Decode(a)
+		if err := checkExtractFilter(filter); err != nil {
 			return nil, nil, nil, err
 		}
-		filter = a
 	}
 	return cols, groups, filter, nil
 }
 
 // checkExtractFilter reproduces PuppetDB's messages for a filter position
 // holding something that is not a query.
-func checkExtractFilter(a any) error {
-	x, ok := a.([]any)
-	if !ok {
-		return invalidf("%s is not a valid expression for \"extract\"", clj(a))
-	}
-	if len(x) == 0 {
+func checkExtractFilter(n ast.Node) error {
+	switch x := n.(type) {
+	case ast.Compare, ast.Logical, ast.In, ast.Implicit:
 		return nil
+	case ast.NotQuery:
+		if !x.OpNotString {
+			if ast.Empty(x) {
+				return nil
+			}
+			return invalidf("%s is not a valid expression for \"extract\"", clj(n.Raw()))
+		}
 	}
-	op, _ := x[0].(string)
-	switch op {
-	case "=", "<", "<=", ">", ">=", "~", "~>", "null?", "and", "or", "not", "in", "subquery":
-		return nil
+	if a := n.Raw().([]any); len(a) >= 2 {
+		return invalidf("Unsupported subquery `%s`", fieldText(a[0]))
 	}
-	if len(x) >= 2 {
-		return invalidf("Unsupported subquery `%s`", fieldText(x[0]))
-	}
-	return invalidf("%s is not a valid expression for \"extract\"", clj(a))
+	return invalidf("%s is not a valid expression for \"extract\"", clj(n.Raw()))
 }
 
 var functions = map[string]bool{"count": true, "sum": true, "avg": true, "min": true, "max": true, "to_string": true}
@@ -83,7 +88,7 @@ func extractColumns(e *Entity, v any) ([]Column, error) {
 	for _, it := range items {
 		switch x := it.(type) {
 		case string:
-			fld := e.Field(x)
+			fld := e.anyField(x)
 			if fld == nil || !fld.Extract {
 				unknown = append(unknown, x)
 				continue
@@ -209,7 +214,7 @@ func groupColumns(e *Entity, items []any) ([]Column, error) {
 	for _, it := range items {
 		switch x := it.(type) {
 		case string:
-			fld := e.Field(x)
+			fld := e.anyField(x)
 			if fld == nil || !fld.Extract {
 				return nil, invalidf("%s is niether a valid column name nor function name", clj(x))
 			}

@@ -1,6 +1,10 @@
 package query
 
-import "strings"
+import (
+	"strings"
+
+	"reportdb/query/ast"
+)
 
 // In distinct_resources mode (and always on aggregate-event-counts)
 // PuppetDB 7.12.1 compiles the events query with its older engine, which
@@ -22,88 +26,90 @@ func set(xs ...string) map[string]bool {
 	return m
 }
 
-// CheckLegacy validates an events query against the legacy engine's
-// subset and returns it with hyphenated field names (resource-type)
-// rewritten to their underscored form, which that engine also accepts.
-func CheckLegacy(ast any) error {
-	_, err := legacy(ast)
+// CheckLegacy validates a query (the JSON AST) against the legacy engine's
+// subset (aggregate-event-counts always uses that engine).
+func CheckLegacy(q any) error {
+	_, err := legacy(ast.Decode(q))
 	return err
 }
 
-// NormalizeLegacy returns the query with legacy hyphenated field names
-// rewritten; it must only be called after CheckLegacy succeeded.
-func NormalizeLegacy(ast any) any {
-	out, _ := legacy(ast)
-	return out
-}
-
-func legacy(ast any) (any, error) {
-	arr, ok := ast.([]any)
-	if !ok || len(arr) == 0 {
-		return ast, nil
-	}
-	op, _ := arr[0].(string)
+// legacy validates a query against the legacy engine's subset and returns
+// it with hyphenated field names (resource-type) rewritten to their
+// underscored form, which that engine also accepts.
+func legacy(n ast.Node) (ast.Node, error) {
 	wellFormed := func() error {
-		return invalidf("%s is not well-formed: query operator '%s' is unknown", clj(ast), fieldText(arr[0]))
+		a := n.Raw().([]any)
+		return invalidf("%s is not well-formed: query operator '%s' is unknown", clj(n.Raw()), fieldText(a[0]))
 	}
-	switch op {
-	case "and", "or", "not":
-		out := []any{op}
-		for _, a := range arr[1:] {
-			x, err := legacy(a)
+	switch x := n.(type) {
+	case nil:
+		return nil, nil
+	case ast.NotQuery:
+		if x.OpNotString {
+			return nil, wellFormed()
+		}
+		return n, nil
+	case ast.Logical:
+		out := []any{x.Op}
+		for _, a := range x.Args {
+			y, err := legacy(a)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, x)
+			out = append(out, y.Raw()) // a is never nil: see ast.Logical
 		}
-		return out, nil
-	case "=", "~", "<", "<=", ">", ">=":
-		if len(arr) != 3 {
-			return ast, nil // arity is reported by the normal engine
+		return ast.Decode(out), nil
+	case ast.Compare:
+		switch x.Op {
+		case "null?", "~>":
+			return nil, wellFormed()
 		}
-		name, ok := arr[1].(string)
+		if len(x.Args) != 2 {
+			return n, nil // arity is reported by the normal engine
+		}
+		name, ok := x.Args[0].(string)
 		if !ok {
-			return ast, nil
+			return n, nil
 		}
 		name = strings.ReplaceAll(name, "-", "_")
-		switch op {
+		switch x.Op {
 		case "=":
 			if !legacyEquals[name] {
-				return nil, invalidf("'%s' is not a queryable object for version 4 of the resource events API", arr[1])
+				return nil, invalidf("'%s' is not a queryable object for version 4 of the resource events API", x.Args[0])
 			}
 		case "~":
 			if !legacyRegex[name] {
-				return nil, invalidf("'%s' is not a queryable object for version 4 of the resource events API", arr[1])
+				return nil, invalidf("'%s' is not a queryable object for version 4 of the resource events API", x.Args[0])
 			}
 		default:
 			if !legacyInequality[name] {
-				return nil, invalidf("%s operator does not support object '%s' for resource events", op, arr[1])
+				return nil, invalidf("%s operator does not support object '%s' for resource events", x.Op, x.Args[0])
 			}
 		}
-		return []any{op, name, arr[2]}, nil
-	case "in":
-		if len(arr) == 3 {
-			if t, ok := arr[2].([]any); ok && len(t) > 0 {
-				if t[0] != "extract" {
-					return nil, invalidf("The subquery argument of 'in' must be an 'extract', not '%s'", fieldText(t[0]))
-				}
+		return ast.Decode([]any{x.Op, name, x.Args[1]}), nil
+	case ast.In:
+		if x.Arity == 2 {
+			switch t := x.Target.(type) {
+			case ast.SelectExtract, ast.NotQuery:
+			default:
+				return nil, invalidf("The subquery argument of 'in' must be an 'extract', not '%s'", fieldText(t.Raw().([]any)[0]))
 			}
 		}
-		return ast, nil
-	case "extract":
+		return n, nil
+	case ast.Extract:
 		return nil, invalidf("extract is not supported in this query (distinct_resources and aggregate-event-counts use PuppetDB's legacy events engine, which has no extract)")
 	}
 	return nil, wellFormed()
 }
 
-// OnlyLatest returns the value of a query that is exactly
+// onlyLatest returns the value of a query that is exactly
 // ["=", "latest_report?", V] (nil otherwise): distinct_resources then
 // restricts its candidates to (non-)latest reports.
-func OnlyLatest(ast any) *bool {
-	arr, ok := ast.([]any)
-	if !ok || len(arr) != 3 || arr[0] != "=" || arr[1] != "latest_report?" {
+func onlyLatest(n ast.Node) *bool {
+	c, ok := n.(ast.Compare)
+	if !ok || c.Op != "=" || len(c.Args) != 2 || c.Args[0] != "latest_report?" {
 		return nil
 	}
-	v := truthy(arr[2])
+	v := truthy(c.Args[1])
 	return &v
 }

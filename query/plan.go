@@ -98,10 +98,13 @@ type LatestReport struct {
 	Latest bool
 }
 
-// NodeState filters on the activity of the row's node.
+// NodeState filters on the activity of the row's node (Field is its
+// certname): only when node state is tracked (SetNodeStateTracking);
+// otherwise every node reportdb knows is active and node_state compiles
+// to a constant.
 type NodeState struct {
-	Certname string // SQL of the certname
-	Active   bool   // true: active nodes; false: deactivated or expired
+	Field  *Field
+	Active bool // true: active nodes; false: deactivated or expired
 }
 
 // Const is a constant truth value.

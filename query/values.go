@@ -18,8 +18,8 @@ func ParseTimestampValue(s string) (int64, bool) {
 	return t.UnixMilli(), true
 }
 
-// numberMillis reads a JSON number as epoch milliseconds.
-func numberMillis(n jsonv.Number) (int64, bool) {
+// NumberMillis reads a JSON number as epoch milliseconds.
+func NumberMillis(n jsonv.Number) (int64, bool) {
 	if n.IsInteger() {
 		v, err := strconv.ParseInt(string(n), 10, 64)
 		return v, err == nil

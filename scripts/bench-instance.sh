@@ -44,7 +44,9 @@ start() {
     fi
   fi
   local args=(serve --listen "127.0.0.1:$port" --report-ttl 0)
-  if [[ -n "$db" ]]; then args+=(--database "$db"); else args+=(--data-dir "$STATE/data"); fi
+  # the data directory also holds the spool (one per instance), also with --database
+  args+=(--data-dir "$STATE/data")
+  if [[ -n "$db" ]]; then args+=(--database "$db"); fi
   : > "$STATE/log"
   nohup "$STATE/reportdb" "${args[@]}" >>"$STATE/log" 2>&1 &
   echo $! > "$STATE/pid"

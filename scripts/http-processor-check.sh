@@ -117,8 +117,9 @@ mapfile -t YAMLS < <(ls "$OUT_DIR"/reports/{run1,run2,run3-noop}/"$CN"/*.yaml 2>
 check "YAML reports kept by the store processor" "${#YAMLS[@]}" 3
 for i in 0 1 2; do
   y=${YAMLS[$i]:-/dev/null}
-  uuid=$(sed -n 's/^transaction_uuid: //p' "$y" | head -1)
-  status=$(sed -n 's/^status: //p' "$y" | head -1)
+  # plain or quoted YAML scalars (Psych quotes a uuid such as '08f6f125-...')
+  uuid=$(sed -n "s/^transaction_uuid: //p" "$y" | head -1 | sed "s/^'\(.*\)'\$/\1/; s/^\"\(.*\)\"\$/\1/")
+  status=$(sed -n "s/^status: //p" "$y" | head -1 | sed "s/^'\(.*\)'\$/\1/; s/^\"\(.*\)\"\$/\1/")
   r=$(jq -c --arg u "$uuid" '.[] | select(.transaction_uuid == $u)' <<<"$REPORTS")
   check "run $((i + 1)): report with the YAML's transaction_uuid stored" "$(jq -r '.transaction_uuid // "none"' <<<"${r:-{\}}")" "$uuid"
   check "run $((i + 1)): status as in the YAML" "$(jq -r '.status // "none"' <<<"${r:-{\}}")" "$status"

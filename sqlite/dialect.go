@@ -41,11 +41,11 @@ func (Dialect) ToChar(expr string, t query.Type, format string) string {
 
 // OrderKey implements sqlgen.Dialect: containment paths sort element-wise
 // like PostgreSQL arrays.
-func (Dialect) OrderKey(f *query.Field) string {
-	if f.Type == query.Path {
-		return "pathkey(" + f.SQL + ")"
+func (Dialect) OrderKey(expr string, t query.Type) string {
+	if t == query.Path {
+		return "pathkey(" + expr + ")"
 	}
-	return f.SQL
+	return expr
 }
 
 // Bool implements sqlgen.Dialect.
@@ -71,8 +71,12 @@ func (Dialect) LimitOffset(limit, offset string) string {
 // Explain implements sqlgen.Dialect.
 func (Dialect) Explain(sql string) string { return "EXPLAIN QUERY PLAN " + sql }
 
-// FieldSQL implements sqlgen.Dialect: SQLite stores every field.
-func (Dialect) FieldSQL(*query.Field) (string, bool) { return "", false }
+// Column implements sqlgen.Dialect: SQLite stores every column where the
+// schema says.
+func (Dialect) Column(_ query.Table, alias, col string) string { return alias + "." + col }
 
 // SortHash implements sqlgen.Dialect: none.
 func (Dialect) SortHash(string) string { return "" }
+
+// Rollups implements sqlgen.RollupDialect: migration 0003 keeps them.
+func (Dialect) Rollups() bool { return true }

@@ -3,11 +3,14 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 
 	"reportdb"
 	"reportdb/jsonv"
+	"reportdb/query/sqlgen"
 	"reportdb/store"
+	"reportdb/wire"
 )
 
 const insertReport = `INSERT INTO reports (hash, certname, puppet_version, report_format,
@@ -24,6 +27,11 @@ const insertEvent = `INSERT INTO resource_events (report_id, status, timestamp, 
 
 // StoreReports implements store.Backend.
 func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]reportdb.Outcome, []error, error) {
+	// the stored resource_events documents, rendered before the writer lock
+	docs := make([][]byte, len(reports))
+	for i, r := range reports {
+		docs[i] = wire.RenderResourceEvents(r.Events)
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	tx, err := db.writer.BeginTx(ctx, nil)
@@ -38,11 +46,16 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 	defer st.close()
 	outcomes := make([]reportdb.Outcome, len(reports))
 	errs := make([]error, len(reports))
+	var ids []int64
 	for i, r := range reports {
 		if _, err := tx.ExecContext(ctx, "SAVEPOINT report"); err != nil {
 			return nil, nil, err
 		}
-		outcomes[i], errs[i] = st.store(ctx, r)
+		var id int64
+		outcomes[i], id, errs[i] = st.store(ctx, r, docs[i])
+		if errs[i] == nil && outcomes[i] == reportdb.Stored {
+			ids = append(ids, id)
+		}
 		if errs[i] != nil {
 			if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT report"); err != nil {
 				return nil, nil, err
@@ -51,6 +64,9 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 		if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT report"); err != nil {
 			return nil, nil, err
 		}
+	}
+	if err := addRollups(ctx, tx, ids, 1); err != nil {
+		return nil, nil, err
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, nil, err
@@ -94,9 +110,11 @@ func (s *statements) close() {
 	}
 }
 
-func (s *statements) store(ctx context.Context, r *reportdb.Report) (reportdb.Outcome, error) {
+// store writes one report; resourceEvents is its rendered resource_events
+// document (nil without events).
+func (s *statements) store(ctx context.Context, r *reportdb.Report, resourceEvents []byte) (reportdb.Outcome, int64, error) {
 	if _, err := s.certname.ExecContext(ctx, r.Certname); err != nil {
-		return 0, fmt.Errorf("certname: %w", err)
+		return 0, 0, fmt.Errorf("certname: %w", err)
 	}
 	c := store.CountEvents(r)
 	res, err := s.report.ExecContext(ctx, r.Hash, r.Certname, r.PuppetVersion, r.ReportFormat,
@@ -104,19 +122,19 @@ func (s *statements) store(ctx context.Context, r *reportdb.Report) (reportdb.Ou
 		str(r.Producer), r.Environment, str(r.Status), boolean(r.Noop), boolean(r.NoopPending),
 		boolean(r.CorrectiveChange), str(r.TransactionUUID), str(r.CatalogUUID), str(r.CodeID),
 		str(r.JobID), str(r.CachedCatalogStatus), r.Type, blob(r.Metrics), blob(r.Logs),
-		blob(r.ResourceEvents), c.Success, c.Failure, c.Noop, c.Skipped, c.Total)
+		blob(resourceEvents), c.Success, c.Failure, c.Noop, c.Skipped, c.Total)
 	if err != nil {
-		return 0, fmt.Errorf("report: %w", err)
+		return 0, 0, fmt.Errorf("report: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return reportdb.Duplicate, nil
+		return reportdb.Duplicate, 0, nil
 	}
 	id, err := res.LastInsertId()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if _, err := s.env.ExecContext(ctx, r.Environment); err != nil {
-		return 0, fmt.Errorf("environment: %w", err)
+		return 0, 0, fmt.Errorf("environment: %w", err)
 	}
 	for i := range r.Events {
 		e := &r.Events[i]
@@ -131,15 +149,15 @@ func (s *statements) store(ctx context.Context, r *reportdb.Report) (reportdb.Ou
 		if _, err := s.event.ExecContext(ctx, id, e.Status, e.Timestamp, e.ResourceType,
 			e.ResourceTitle, str(e.Property), e.NewValue, e.OldValue, str(e.Message), str(e.File),
 			line, path, str(e.ContainingClass), str(e.Name), boolean(e.CorrectiveChange)); err != nil {
-			return 0, fmt.Errorf("event: %w", err)
+			return 0, 0, fmt.Errorf("event: %w", err)
 		}
 	}
 	if r.Type != "plan" {
 		if _, err := s.latest.ExecContext(ctx, id, r.ProducerTimestamp, r.Certname, r.ProducerTimestamp); err != nil {
-			return 0, fmt.Errorf("latest report: %w", err)
+			return 0, 0, fmt.Errorf("latest report: %w", err)
 		}
 	}
-	return reportdb.Stored, nil
+	return reportdb.Stored, id, nil
 }
 
 func str(s *string) any {
@@ -164,4 +182,30 @@ func blob(b []byte) any {
 		return nil
 	}
 	return string(b)
+}
+
+// addRollups counts the reports ids and their events sign times in the
+// rollups (see query/sqlgen/rollup.go), in the transaction that stores
+// them.
+func addRollups(ctx context.Context, tx *sql.Tx, ids []int64, sign int) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	list, _ := json.Marshal(ids)
+	return countInRollups(ctx, tx, "r.id IN (SELECT value FROM json_each(?1))", string(list), sign)
+}
+
+// countInRollups counts the reports that where selects (a condition on
+// reports r, with ?1 bound to arg) and their events sign times in the
+// rollups: 1 when they are stored, -1 before they are deleted.
+func countInRollups(ctx context.Context, tx *sql.Tx, where string, arg any, sign int) error {
+	if _, err := tx.ExecContext(ctx, sqlgen.ReportRollupDelta(
+		"(SELECT * FROM reports r WHERE "+where+")", sign), arg); err != nil {
+		return fmt.Errorf("report rollup: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, sqlgen.EventRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
+		r.environment FROM resource_events e JOIN reports r ON r.id = e.report_id WHERE `+where+`)`, sign), arg); err != nil {
+		return fmt.Errorf("event rollup: %w", err)
+	}
+	return nil
 }

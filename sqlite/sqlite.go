@@ -41,9 +41,29 @@ type DB struct {
 
 var _ store.Backend = (*DB)(nil)
 
-// Open opens (creating if needed) the database in directory dir and applies
-// pending migrations.
-func Open(dir string) (*DB, error) {
+// Options tune the store.
+type Options struct {
+	// QueryMemory bounds the memory one query uses inside SQLite (which runs
+	// in the reportdb process): the page cache of each reader connection,
+	// which also bounds the in-memory part of sorts, GROUP BY and DISTINCT;
+	// what does not fit spills to temporary files (temp_store=FILE). 0:
+	// DefaultQueryMemory.
+	QueryMemory int64
+}
+
+// DefaultQueryMemory is the default Options.QueryMemory (SQLite's own default
+// page cache is 2 MB).
+const DefaultQueryMemory = 8 << 20
+
+// Open opens (creating if needed) the database in directory dir with the
+// default options and applies pending migrations.
+func Open(dir string) (*DB, error) { return OpenOptions(dir, Options{}) }
+
+// OpenOptions is Open with options.
+func OpenOptions(dir string, o Options) (*DB, error) {
+	if o.QueryMemory <= 0 {
+		o.QueryMemory = DefaultQueryMemory
+	}
 	registerFunctions()
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
@@ -62,7 +82,9 @@ func Open(dir string) (*DB, error) {
 		writer.Close()
 		return nil, err
 	}
-	reader, err := sql.Open("sqlite", "file:"+url.PathEscape(path)+"?"+common+"&_pragma=query_only(1)")
+	// cache_size in KiB when negative
+	budget := fmt.Sprintf("&_pragma=cache_size(-%d)&_pragma=temp_store(FILE)", max(o.QueryMemory>>10, 64))
+	reader, err := sql.Open("sqlite", "file:"+url.PathEscape(path)+"?"+common+"&_pragma=query_only(1)"+budget)
 	if err != nil {
 		writer.Close()
 		return nil, err
@@ -123,7 +145,7 @@ func (db *DB) migrate() error {
 	return nil
 }
 
-// Dialect implements store.Backend.
+// Dialect implements engine.Backend.
 func (db *DB) Dialect() sqlgen.Dialect { return Dialect{} }
 
 // Close implements store.Backend.
@@ -136,6 +158,9 @@ func (db *DB) Close() error {
 	return err2
 }
 
+// Ping implements store.Backend.
+func (db *DB) Ping(ctx context.Context) error { return db.reader.PingContext(ctx) }
+
 // Snapshot implements store.Backend.
 func (db *DB) Snapshot(ctx context.Context, fn func(store.Querier) error) error {
 	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -147,8 +172,8 @@ func (db *DB) Snapshot(ctx context.Context, fn func(store.Querier) error) error 
 }
 
 // Query implements store.Querier for a single statement.
-func (db *DB) Query(ctx context.Context, s string, args []any) (store.Rows, error) {
-	rows, err := db.reader.QueryContext(ctx, s, args...)
+func (db *DB) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
+	rows, err := db.reader.QueryContext(ctx, st.SQL, st.Args...)
 	if err != nil {
 		return nil, err
 	}
@@ -157,8 +182,8 @@ func (db *DB) Query(ctx context.Context, s string, args []any) (store.Rows, erro
 
 type querier struct{ tx *sql.Tx }
 
-func (q querier) Query(ctx context.Context, s string, args []any) (store.Rows, error) {
-	rows, err := q.tx.QueryContext(ctx, s, args...)
+func (q querier) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
+	rows, err := q.tx.QueryContext(ctx, st.SQL, st.Args...)
 	if err != nil {
 		return nil, err
 	}
@@ -175,30 +200,82 @@ func (r sqlRows) NumColumns() int {
 }
 
 // DeleteReportsBefore implements store.Backend.
-func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, error) {
+func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (n int64, err error) {
+	err = db.inWriteTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE certnames SET latest_report_id = NULL
+		WHERE latest_report_id IN (SELECT id FROM reports WHERE producer_timestamp < ?)`, cutoff); err != nil {
+			return err
+		}
+		// the rollups stop counting what goes (the single writer holds the
+		// lock: nothing changes between this and the deletes)
+		if err := countInRollups(ctx, tx, "r.producer_timestamp < ?1", cutoff, -1); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM resource_events
+		WHERE report_id IN (SELECT id FROM reports WHERE producer_timestamp < ?)`, cutoff); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM reports WHERE producer_timestamp < ?`, cutoff)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		_, err = tx.ExecContext(ctx, `DELETE FROM environments
+		WHERE name NOT IN (SELECT DISTINCT environment FROM reports)`)
+		return err
+	})
+	return n, err
+}
+
+// inWriteTx runs fn in a transaction of the writer, holding the writer
+// lock, and commits when fn returns nil.
+func (db *DB) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `UPDATE certnames SET latest_report_id = NULL
-		WHERE latest_report_id IN (SELECT id FROM reports WHERE producer_timestamp < ?)`, cutoff); err != nil {
-		return 0, err
+	if err := fn(tx); err != nil {
+		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM resource_events
-		WHERE report_id IN (SELECT id FROM reports WHERE producer_timestamp < ?)`, cutoff); err != nil {
-		return 0, err
-	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM reports WHERE producer_timestamp < ?`, cutoff)
+	return tx.Commit()
+}
+
+// CompactRollups merges the delta rows of every bucket that has unmerged
+// ones into one row per dimension combination (dropping combinations that
+// sum to zero). It returns the number of buckets merged.
+func (db *DB) CompactRollups(ctx context.Context) (total int, err error) {
+	err = db.inWriteTx(ctx, func(tx *sql.Tx) error {
+		for _, t := range sqlgen.RollupTables {
+			var n int
+			if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT DISTINCT width, bucket FROM "+t.Table+
+				" WHERE merged = 0)").Scan(&n); err != nil {
+				return err
+			}
+			if n == 0 {
+				continue
+			}
+			dirty := "(width, bucket) IN (SELECT DISTINCT width, bucket FROM " + t.Table + " WHERE merged = 0)"
+			for _, q := range []string{
+				"CREATE TEMP TABLE rollup_merge AS SELECT width, bucket, " + t.Dims + ", SUM(n) AS n FROM " + t.Table +
+					" WHERE " + dirty + " GROUP BY width, bucket, " + t.Dims,
+				"DELETE FROM " + t.Table + " WHERE " + dirty,
+				"INSERT INTO " + t.Table + " (width, bucket, " + t.Dims + ", n, merged) SELECT width, bucket, " +
+					t.Dims + ", n, 1 FROM rollup_merge WHERE n <> 0",
+				"DROP TABLE rollup_merge",
+			} {
+				if _, err := tx.ExecContext(ctx, q); err != nil {
+					return err
+				}
+			}
+			total += n
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, err
 	}
-	n, _ := res.RowsAffected()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM environments
-		WHERE name NOT IN (SELECT DISTINCT environment FROM reports)`); err != nil {
-		return 0, err
-	}
-	return n, tx.Commit()
+	return total, nil
 }

@@ -3,12 +3,12 @@ package sqlite_test
 import (
 	"testing"
 
+	"reportdb/engine"
 	"reportdb/sqlite"
-	"reportdb/store"
 	"reportdb/storetest"
 )
 
-func open(t *testing.T) store.Backend {
+func open(t *testing.T) engine.Backend {
 	db, err := sqlite.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -38,17 +38,25 @@ func (r *Retention) Run(ctx context.Context) {
 	if r.Interval <= 0 || (r.TTL <= 0 && !maintains) {
 		return
 	}
-	t := time.NewTicker(r.Interval)
+	every(ctx, r.Interval, func() {
+		if r.TTL > 0 {
+			r.RunOnce(ctx)
+		}
+		r.Maintain(ctx)
+	})
+}
+
+// every calls fn each interval, the first time one interval from now,
+// until ctx ends.
+func every(ctx context.Context, interval time.Duration, fn func()) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if r.TTL > 0 {
-				r.RunOnce(ctx)
-			}
-			r.Maintain(ctx)
+			fn()
 		}
 	}
 }

@@ -1,20 +1,18 @@
 // Package store defines the contract every storage backend implements
 // (SQLite and PostgreSQL) and the helpers they share. A backend stores
-// normalised reports and executes the SQL that package sqlgen renders in
-// its Dialect; it knows nothing about HTTP.
+// normalised reports and runs read statements; which statements is the
+// query engine's business (package engine, which also needs the backend's
+// SQL dialect). It knows nothing about HTTP or the query language.
 package store
 
 import (
 	"context"
 
 	"reportdb"
-	"reportdb/query/sqlgen"
 )
 
 // Backend is a storage backend.
 type Backend interface {
-	// Dialect is the SQL dialect queries must be rendered in.
-	Dialect() sqlgen.Dialect
 	// StoreReports writes the reports together (one transaction or one
 	// statement), duplicates (by hash) becoming reportdb.Duplicate. A
 	// report that fails must not fail the others: it is reported in
@@ -29,6 +27,8 @@ type Backend interface {
 	// Querier runs single read statements (each its own snapshot) without
 	// the cost of an explicit transaction.
 	Querier
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
 	// DeleteReportsBefore removes the reports whose producer_timestamp is
 	// older than cutoff (Unix ms) with their events, and returns how many.
 	DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, error)
@@ -36,9 +36,19 @@ type Backend interface {
 	Close() error
 }
 
-// Querier runs read queries.
+// Querier runs read statements.
 type Querier interface {
-	Query(ctx context.Context, sql string, args []any) (Rows, error)
+	Query(ctx context.Context, st Statement) (Rows, error)
+}
+
+// Statement is a read statement and its arguments.
+type Statement struct {
+	SQL  string
+	Args []any
+	// ValueSensitive marks a statement whose best plan depends on its
+	// argument values (ranges, regular expressions): a backend that caches
+	// plans should plan it with the values each time.
+	ValueSensitive bool
 }
 
 // Rows iterates over a result set; Scan takes pointers to any and stores

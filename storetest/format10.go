@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sort"
 	"testing"
 
 	"reportdb/internal/conformance"
@@ -39,6 +40,12 @@ func RunFormat10Equivalence(t *testing.T, open Opener) {
 				delete(a[i], k)
 				delete(b[i], k)
 			}
+			// A report's embedded resource_events are in the order the
+			// plan reads them (PuppetDB: json_agg without ORDER BY), which
+			// changes once the partitions have statistics: compare them as
+			// a set (the /events rows above are compared in full order).
+			sortEmbeddedEvents(a[i])
+			sortEmbeddedEvents(b[i])
 			ja, _ := json.Marshal(a[i])
 			jb, _ := json.Marshal(b[i])
 			if string(ja) != string(jb) {
@@ -46,6 +53,13 @@ func RunFormat10Equivalence(t *testing.T, open Opener) {
 			}
 		}
 	}
+}
+
+func sortEmbeddedEvents(row map[string]any) {
+	ev, _ := row["resource_events"].(map[string]any)
+	data, _ := ev["data"].([]any)
+	key := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	sort.SliceStable(data, func(i, j int) bool { return key(data[i]) < key(data[j]) })
 }
 
 func fetch(t *testing.T, h http.Handler, path, order string) []map[string]any {

@@ -6,11 +6,12 @@ import (
 	"io"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"reportdb"
+	"reportdb/engine"
 	"reportdb/jsonv"
-	"reportdb/store"
 	"reportdb/wire"
 )
 
@@ -34,7 +35,7 @@ func Report(t testing.TB, certname, producerTS, start, typ string, statuses ...s
 	 "start_time":%q,"end_time":%q,"producer_timestamp":%q,"producer":"puppet","corrective_change":null,
 	 "noop":false,"noop_pending":false,"transaction_uuid":null,"catalog_uuid":null,"code_id":null,
 	 "cached_catalog_status":null,"environment":"production","status":"changed","metrics":[],"logs":[],
-	 "resources":[%s]%s}`, certname, start, start, producerTS, join(resources), typeField)
+	 "resources":[%s]%s}`, certname, start, start, producerTS, strings.Join(resources, ","), typeField)
 	v, err := jsonv.Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
@@ -46,18 +47,7 @@ func Report(t testing.TB, certname, producerTS, start, typ string, statuses ...s
 	return r
 }
 
-func join(xs []string) string {
-	out := ""
-	for i, x := range xs {
-		if i > 0 {
-			out += ","
-		}
-		out += x
-	}
-	return out
-}
-
-func mustStore(t *testing.T, b store.Backend, rs ...*reportdb.Report) []reportdb.Outcome {
+func mustStore(t *testing.T, b engine.Backend, rs ...*reportdb.Report) []reportdb.Outcome {
 	t.Helper()
 	out, errs, err := b.StoreReports(ctx(t), rs)
 	if err != nil {
@@ -72,7 +62,7 @@ func mustStore(t *testing.T, b store.Backend, rs ...*reportdb.Report) []reportdb
 }
 
 // get runs a GET on the API and decodes the JSON rows.
-func get(t *testing.T, b store.Backend, path string, params url.Values) []map[string]any {
+func get(t *testing.T, b engine.Backend, path string, params url.Values) []map[string]any {
 	t.Helper()
 	h := NewServer(t, b)
 	req := httptest.NewRequest("GET", path+"?"+params.Encode(), nil)
@@ -89,7 +79,7 @@ func get(t *testing.T, b store.Backend, path string, params url.Values) []map[st
 	return rows
 }
 
-func latestHashes(t *testing.T, b store.Backend, certname string) []string {
+func latestHashes(t *testing.T, b engine.Backend, certname string) []string {
 	rows := get(t, b, "/pdb/query/v4/reports", url.Values{"query": {
 		fmt.Sprintf(`["and",["=","certname",%q],["=","latest_report?",true],["=","type","any"]]`, certname)}})
 	var out []string

@@ -10,27 +10,28 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"reportdb/engine"
 	"reportdb/httpapi"
 	"reportdb/ingest"
 	"reportdb/internal/conformance"
 	"reportdb/internal/testcorpus"
-	"reportdb/store"
 )
 
 // Opener returns a new, empty backend for one test; the suite closes it.
-type Opener func(t *testing.T) store.Backend
+type Opener func(t *testing.T) engine.Backend
 
 // NewServer builds the HTTP API over backend.
-func NewServer(t *testing.T, backend store.Backend) http.Handler {
+func NewServer(t *testing.T, backend engine.Backend) http.Handler {
 	return NewServerWithLimit(t, backend, 0)
 }
 
 // NewServerWithLimit builds the HTTP API with a body size limit (0: default).
-func NewServerWithLimit(t *testing.T, backend store.Backend, maxBody int64) http.Handler {
+func NewServerWithLimit(t *testing.T, backend engine.Backend, maxBody int64) http.Handler {
 	h, closeFn := NewHandler(backend, maxBody)
 	t.Cleanup(closeFn)
 	return h
@@ -38,7 +39,7 @@ func NewServerWithLimit(t *testing.T, backend store.Backend, maxBody int64) http
 
 // NewHandler builds the HTTP API over backend; call the returned function
 // to stop its committer.
-func NewHandler(backend store.Backend, maxBody int64) (http.Handler, func()) {
+func NewHandler(backend engine.Backend, maxBody int64) (http.Handler, func()) {
 	c := ingest.NewCommitter(backend, 64)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	return httpapi.New(httpapi.Config{MaxBodyBytes: maxBody}, backend, c, log), c.Close
@@ -53,14 +54,10 @@ func Run(t *testing.T, open Opener) {
 	t.Run("DayRollup", func(t *testing.T) { RunDayRollup(t, open) })
 }
 
-// Endpoints are the conformance case groups (the "endpoint" field of
-// cases.jsonl) that reportdb serves; every case of these must pass.
-var Endpoints = map[string]bool{
-	"events": true, "reports": true, "reports/<hash>/events": true, "reports/<hash>/metrics": true,
-	"reports/<hash>/logs": true, "environments": true, "environments/<name>": true,
-	"environments/<name>/events": true, "environments/<name>/reports": true,
-	"event-counts": true, "aggregate-event-counts": true, "root": true,
-}
+// Served reports whether a conformance case group (the "endpoint" field of
+// cases.jsonl) is one of the API's routes (httpapi.Endpoints); every case
+// of those must pass.
+func Served(endpoint string) bool { return slices.Contains(httpapi.Endpoints(), endpoint) }
 
 // RunConformance loads the corpus with load and replays every case of the
 // served endpoints.
@@ -79,7 +76,7 @@ func RunConformance(t *testing.T, open Opener, load func(testing.TB, http.Handle
 		}
 	}()
 	for _, c := range cases {
-		if !Endpoints[c.Endpoint] {
+		if !Served(c.Endpoint) {
 			continue
 		}
 		ran++

@@ -96,9 +96,6 @@ func ParseDatetime(s string) (time.Time, error) {
 	return t.UTC().Truncate(time.Millisecond), nil
 }
 
-// Millis returns the Unix time of t in milliseconds.
-func Millis(t time.Time) int64 { return t.UnixMilli() }
-
 // FormatMillis renders Unix milliseconds as PuppetDB renders timestamps:
 // yyyy-MM-ddTHH:mm:ss.SSSZ in UTC.
 func FormatMillis(ms int64) string {

@@ -144,7 +144,6 @@ func Decode(version int, payload any, receiveTime int64) (*reportdb.Report, erro
 	if r.Events, err = deriveEvents(get("resources")); err != nil {
 		return nil, err
 	}
-	r.ResourceEvents = RenderResourceEvents(r.Events)
 	r.Hash = Hash(r, rawTxn)
 	return r, nil
 }

@@ -40,8 +40,8 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("new_value text %q is not JSON", e.NewValue)
 			}
 		}
-		if r.ResourceEvents != nil {
-			if _, err := jsonv.Parse(r.ResourceEvents); err != nil {
+		if rendered := wire.RenderResourceEvents(r.Events); rendered != nil {
+			if _, err := jsonv.Parse(rendered); err != nil {
 				t.Fatalf("resource_events blob is not JSON: %v", err)
 			}
 		}

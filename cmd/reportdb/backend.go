@@ -4,15 +4,17 @@ import (
 	"context"
 	"fmt"
 
+	"reportdb/engine"
 	"reportdb/postgres"
 	"reportdb/sqlite"
-	"reportdb/store"
 )
 
 // openBackend opens PostgreSQL when a database URL is configured, the
 // embedded SQLite store in the data directory otherwise. Either way the
 // schema is migrated first.
-func openBackend(ctx context.Context, databaseURL, dataDir string, maxConns int) (store.Backend, string, error) {
+// openBackend opens PostgreSQL (databaseURL) or the embedded store in
+// dataDir, whose queries get sqliteMemory bytes each (0: the default).
+func openBackend(ctx context.Context, databaseURL, dataDir string, maxConns int, sqliteMemory int64) (engine.Backend, string, error) {
 	if databaseURL != "" {
 		db, err := postgres.Open(ctx, databaseURL, postgres.Options{MaxConns: int32(maxConns)})
 		if err != nil {
@@ -20,7 +22,7 @@ func openBackend(ctx context.Context, databaseURL, dataDir string, maxConns int)
 		}
 		return db, "postgres", nil
 	}
-	db, err := sqlite.Open(dataDir)
+	db, err := sqlite.OpenOptions(dataDir, sqlite.Options{QueryMemory: sqliteMemory})
 	if err != nil {
 		return nil, "", fmt.Errorf("open embedded database in %s: %w", dataDir, err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"reportdb/ingest"
 	"reportdb/internal/importer"
+	"reportdb/store"
 )
 
 const importUsage = `usage: reportdb import [flags] PATH...
@@ -46,6 +47,20 @@ Reports are validated exactly as the server validates submitted reports, and
 stored in batches into the embedded database (--data-dir) or PostgreSQL
 (--database), or sent to a running reportdb or PuppetDB (--server URL) as
 "store report" commands. Already stored reports are counted as duplicates.
+
+Files are read as streams, whatever their size: JSON lines (gzipped or not)
+line by line, archives entry by entry; memory depends on --max-batch and
+--writers (the reports in flight), not on the files. Progress counts reports
+and the bytes of the input read (the compressed position of a .gz), with the
+rate and the time left from the bytes.
+
+Bulk loading (--database, e.g. migrating from PuppetDB or a test fleet):
+--writers batches of up to --max-batch reports are written concurrently, in
+one statement each, through the same store code as the server's group commit
+(the same validation, the same rows). Into PostgreSQL, the tables imported
+into get a VACUUM (ANALYZE) at the end, so that queries are planned on fresh
+statistics. An interrupted import can be run again with the same files:
+reports already stored are counted as duplicates and skipped.
 
 With --server, each report is validated here first (PuppetDB answers 200 to an
 invalid report and drops it later), then POSTed gzipped to /pdb/cmd/v1 in the
@@ -77,6 +92,7 @@ type importConfig struct {
 	Database         string
 	MaxConnections   int
 	MaxBatch         int
+	Writers          int
 	Workers          int
 	Server           string
 	Connections      int
@@ -114,6 +130,7 @@ func parseImportFlags(args []string, stderr io.Writer) (*importConfig, error) {
 		Database:         importEnv("REPORTDB_DATABASE", ""),
 		MaxConnections:   importEnvInt("REPORTDB_MAX_CONNECTIONS", 0),
 		MaxBatch:         importEnvInt("REPORTDB_MAX_BATCH", 256),
+		Writers:          importEnvInt("REPORTDB_WRITERS", 0),
 		Connections:      4,
 		Retries:          3,
 		RetryDelay:       time.Second,
@@ -132,7 +149,8 @@ func parseImportFlags(args []string, stderr io.Writer) (*importConfig, error) {
 	fs.StringVar(&c.Database, "database", c.Database, "PostgreSQL URL, e.g. postgres://user@host/db; empty: embedded database (env REPORTDB_DATABASE)")
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "PostgreSQL connection pool size; 0: automatic (env REPORTDB_MAX_CONNECTIONS)")
 	fs.IntVar(&c.MaxBatch, "max-batch", c.MaxBatch, "most reports committed in one transaction (env REPORTDB_MAX_BATCH)")
-	fs.IntVar(&c.Workers, "workers", c.Workers, "files read, decoded and stored concurrently; 0: automatic (the committer batches their reports)")
+	fs.IntVar(&c.Writers, "writers", c.Writers, "batches written concurrently; 0: automatic (4 on PostgreSQL, 1 on the embedded database) (env REPORTDB_WRITERS)")
+	fs.IntVar(&c.Workers, "workers", c.Workers, "reports decoded and stored concurrently (each waits for the commit of its batch); 0: automatic (enough to fill every writer's batch)")
 	fs.StringVar(&c.Server, "server", c.Server, "send the reports to this reportdb or PuppetDB (http[s]://host:port) instead of a database")
 	fs.IntVar(&c.Connections, "connections", c.Connections, "concurrent requests with --server")
 	fs.IntVar(&c.Retries, "retries", c.Retries, "with --server: retries of a report after a network error or a 5xx answer")
@@ -159,6 +177,8 @@ func parseImportFlags(args []string, stderr io.Writer) (*importConfig, error) {
 		return nil, errors.New("--progress-interval must be positive")
 	case c.MaxBatch < 1:
 		return nil, errors.New("--max-batch must be at least 1")
+	case c.Writers < 0:
+		return nil, errors.New("--writers must not be negative")
 	case c.Workers < 0 || c.Connections < 1 || c.Retries < 0 || c.List < 0:
 		return nil, errors.New("--workers, --retries and --list must not be negative, --connections must be at least 1")
 	case c.Server != "" && c.DryRun:
@@ -217,20 +237,29 @@ func importMain(ctx context.Context, cfg *importConfig, stdout, stderr io.Writer
 			icfg.Workers = cfg.Connections
 		}
 	default:
-		backend, kind, err := openBackend(ctx, cfg.Database, cfg.DataDir, cfg.MaxConnections)
+		backend, kind, err := openBackend(ctx, cfg.Database, cfg.DataDir, cfg.MaxConnections, 0)
 		if err != nil {
 			fmt.Fprintln(stderr, "reportdb import:", err)
 			return 1
 		}
 		defer backend.Close()
-		committer := ingest.NewCommitter(backend, cfg.MaxBatch)
+		writers := cfg.Writers
+		if writers == 0 {
+			writers = 1
+			if kind == "postgres" {
+				writers = 4
+			}
+		}
+		committer := ingest.NewCommitterWriters(backend, cfg.MaxBatch, writers)
 		defer committer.Close()
 		icfg.Sink = importer.CommitterSink{Committer: committer}
 		if icfg.Workers == 0 {
 			// Each worker waits for the commit of its report; enough of
-			// them keep the committer's batches full while the CPUs decode.
-			icfg.Workers = min(max(32, 8*runtime.GOMAXPROCS(0)), cfg.MaxBatch)
+			// them keep every writer's batch full while the CPUs decode
+			// (a waiting worker holds one decoded report).
+			icfg.Workers = min(max(32, 8*runtime.GOMAXPROCS(0), cfg.MaxBatch*(writers+1)), 8192)
 		}
+		defer afterImport(backend, committer, stderr)
 		where := "PostgreSQL"
 		if kind == "sqlite" {
 			where = "the embedded database in " + cfg.DataDir
@@ -249,6 +278,42 @@ func importMain(ctx context.Context, cfg *importConfig, stdout, stderr io.Writer
 		return 1
 	}
 	return 0
+}
+
+// changedAnalyzer is a store that can ANALYZE the tables it inserted into
+// (PostgreSQL).
+type changedAnalyzer interface {
+	AnalyzeChanged(ctx context.Context, vacuum bool) ([]string, error)
+}
+
+// afterImport commits what is queued, then (where the store has them)
+// merges the rollup deltas the import wrote, one per batch and bucket, so
+// that the first counts read one row per bucket and dimensions, and runs
+// VACUUM (ANALYZE) on what the import changed, so that the first queries
+// after a bulk load are planned on statistics that know the new rows and
+// index-only scans work.
+func afterImport(backend store.Backend, committer *ingest.Committer, stderr io.Writer) {
+	committer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	if c, ok := backend.(store.Compactor); ok {
+		start := time.Now()
+		n, err := c.CompactRollups(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "reportdb import: compacting the rollups after the import failed: %v\n", err)
+		} else if n > 0 {
+			fmt.Fprintf(stderr, "compacted the rollups of %d buckets in %s\n", n, time.Since(start).Round(time.Millisecond))
+		}
+	}
+	if a, ok := backend.(changedAnalyzer); ok {
+		start := time.Now()
+		tables, err := a.AnalyzeChanged(ctx, true)
+		if err != nil {
+			fmt.Fprintf(stderr, "reportdb import: VACUUM (ANALYZE) after the import failed: %v\n", err)
+		} else if len(tables) > 0 {
+			fmt.Fprintf(stderr, "vacuumed and analyzed %d tables in %s\n", len(tables), time.Since(start).Round(time.Millisecond))
+		}
+	}
 }
 
 // importHTTPClient builds the client for --server: the connection pool

@@ -690,7 +690,7 @@ func TestImportProgressLines(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	lineRE := regexp.MustCompile(`^imported (\d+)/298 files, \d+ reports/s, ETA (\S+)$`)
+	lineRE := regexp.MustCompile(`^imported \d+ reports, (\d+)/298 files, [\d.]+ MB/[\d.]+ MB \(\d+%\), \d+ reports/s, [\d.]+ MB/s, ETA (\S+)$`)
 	var lines int
 	for _, l := range strings.Split(errb.String(), "\n") {
 		if lineRE.MatchString(l) {

@@ -18,7 +18,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	backend, kind, err := openBackend(context.Background(), c.Database, c.DataDir, 2)
+	backend, kind, err := openBackend(context.Background(), c.Database, c.DataDir, 2, 0)
 	if err != nil {
 		fmt.Fprintln(stderr, "reportdb migrate:", err)
 		return 1

@@ -16,14 +16,19 @@ import (
 	"syscall"
 	"time"
 
+	"reportdb/dashboard"
+	"reportdb/engine"
+	"reportdb/fleet"
 	"reportdb/httpapi"
 	"reportdb/ingest"
 	"reportdb/internal/config"
 	"reportdb/internal/tlsauth"
 	"reportdb/metrics"
 	"reportdb/postgres"
+	"reportdb/query"
 	"reportdb/sqlite"
 	"reportdb/store"
+	"reportdb/upstream"
 )
 
 // serveConfig is the effective configuration of `reportdb serve` (see
@@ -115,20 +120,55 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 			return err
 		}
 	}
-	backend, kind, err := openBackend(ctx, cfg.Database, cfg.DataDir, cfg.MaxConnections)
+	backend, kind, err := openServeBackend(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer backend.Close()
+	if a, ok := backend.(interface {
+		SetAnalyze(int64, float64, time.Duration)
+	}); ok {
+		rows := cfg.AnalyzeRows
+		if rows == 0 {
+			rows = -1 // off
+		}
+		a.SetAnalyze(rows, 0, 0) // statistics after ingest (PostgreSQL)
+	}
+	sp, err := openSpool(cfg)
+	if err != nil {
+		return err
+	}
+	if sp != nil {
+		defer sp.Close() // after the committer (deferred below) stops using it
+	}
 
-	m := metrics.New()
+	m := metrics.New(httpapi.Endpoints()...)
 	m.SetPoolStats(poolStats(backend))
 	committer := ingest.NewCommitterWriters(backend, cfg.MaxBatch, cfg.Writers)
 	committer.OnBatch = m.ObserveBatch // read only by commits, after a Submit
+	fleetState := fleet.New(cfg.Unresponsive, nil)
+	m.Registry().MustRegister(fleetState)
+	committer.OnStored = fleetState.Observe
+	if sp != nil {
+		committer.UseSpool(sp, log)
+		registerSpoolMetrics(m, committer)
+	}
 	defer committer.Close()
+	query.SetCatalogEnvironmentFromReports(cfg.CatalogEnvironmentFromReports)
+	var up *upstream.Client
+	if cfg.Upstream != "" {
+		if up, err = upstream.New(upstream.Options{URL: cfg.Upstream, CertFile: cfg.UpstreamTLSCert,
+			KeyFile: cfg.UpstreamTLSKey, CAFile: cfg.UpstreamTLSCA}); err != nil {
+			return err
+		}
+		log.Info("upstream PuppetDB", "url", up.URL())
+	}
 	api := httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxBodyBytes, QueryTimeout: cfg.QueryTimeout,
-		CorrectiveCounts: cfg.CorrectiveCounts}, backend, committer, log)
+		CorrectiveCounts: cfg.CorrectiveCounts, Upstream: up}, backend, committer, log)
 
+	// the API behind its URL and query concurrency limits, which the
+	// dashboard's queries go through too
+	limited := limitHandler(api, cfg)
 	// /metrics beside the API (PuppetDB clients never use that path)
 	metricsHandler := m.Handler()
 	var inner http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -136,8 +176,12 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 			metricsHandler.ServeHTTP(w, r)
 			return
 		}
-		api.ServeHTTP(w, r)
+		limited.ServeHTTP(w, r)
 	})
+	if cfg.Dashboard { // /ui/ and / beside the API (PuppetDB's API uses neither)
+		inner = dashboard.New(dashboard.Options{API: dashboard.InProcess(limited), Unresponsive: cfg.Unresponsive,
+			ReportTTL: cfg.ReportTTL, Fleet: fleetState, Log: log}).Wrap(inner)
+	}
 	instrument := httpapi.InstrumentOptions{Log: log, Metrics: m, SlowQuery: cfg.SlowQuery}
 	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 
@@ -154,8 +198,8 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 		if err != nil {
 			return err
 		}
-		srv := &http.Server{Handler: httpapi.Instrument(inner, instrument), ReadHeaderTimeout: 30 * time.Second,
-			IdleTimeout: 2 * time.Minute, ErrorLog: errorLog}
+		srv := &http.Server{Handler: httpapi.Instrument(inner, instrument), ErrorLog: errorLog}
+		applyHTTPLimits(srv, cfg)
 		servers = append(servers, srv)
 		at.HTTP = ln.Addr().String()
 		go func() { errc <- srv.Serve(ln) }()
@@ -166,8 +210,9 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 			closeAll()
 			return err
 		}
-		srv := &http.Server{Handler: httpapi.Instrument(auth.Middleware(inner), instrument),
-			TLSConfig: auth.TLSConfig(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: errorLog}
+		srv := &http.Server{Handler: httpapi.Instrument(auth.Middleware(inner, api.WriteError), instrument),
+			TLSConfig: auth.TLSConfig(), ErrorLog: errorLog}
+		applyHTTPLimits(srv, cfg)
 		servers = append(servers, srv)
 		at.HTTPS = ln.Addr().String()
 		go func() { errc <- srv.ServeTLS(ln, "", "") }()
@@ -185,6 +230,8 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 	defer cancelBG()
 	retention := &store.Retention{Backend: backend, TTL: cfg.ReportTTL, Interval: cfg.GCInterval, Log: log, OnRun: m.ObserveRetention}
 	go retention.Run(bg)
+	go store.RunCompaction(bg, backend, store.DefaultCompactInterval, log)
+	go fleetState.Run(bg, dashboard.InProcess(api), fleetRefresh, func(err error) { log.Error("loading the fleet state", "err", err) })
 
 	common := []any{"database", kind}
 	if kind == "sqlite" {
@@ -231,9 +278,20 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 	return errors.Join(errs...)
 }
 
+// fleetRefresh is how often the fleet metrics reload the nodes' latest
+// reports from the database (reports stored by other instances, retention).
+const fleetRefresh = 5 * time.Minute
+
 // poolStats reports the backend's connection pools for /metrics.
-func poolStats(backend store.Backend) func() []metrics.PoolStats {
+func poolStats(backend engine.Backend) func() []metrics.PoolStats {
 	switch b := backend.(type) {
+	case *lazyPostgres:
+		return func() []metrics.PoolStats {
+			if db := b.get(); db != nil {
+				return poolStats(db)()
+			}
+			return nil
+		}
 	case *postgres.DB:
 		return func() []metrics.PoolStats {
 			s := b.PoolStat()

@@ -310,6 +310,7 @@ func TestMetricsPostgres(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Database = pgtest.NewDatabase(t)
+	cfg.DataDir = t.TempDir() // the spool
 	base := "http://" + startInProcess(t, cfg).HTTP
 	c := http.DefaultClient
 	before := scrape(t, c, base)

@@ -42,10 +42,34 @@ type Config struct {
 	Writers          int
 	ReportTTL        time.Duration
 	GCInterval       time.Duration
+	AnalyzeRows      int64
 	CorrectiveCounts bool
-	LogFormat        string
-	LogLevel         string
-	DebugListen      string
+	// CatalogEnvironmentFromReports: nodes' catalog_environment is their
+	// latest report's environment (PuppetDB: null without catalogs).
+	CatalogEnvironmentFromReports bool
+	// Upstream is the PuppetDB reportdb stands in front of (facts,
+	// catalogs, ...), with its client TLS files.
+	Upstream        string
+	UpstreamTLSCert string
+	UpstreamTLSKey  string
+	UpstreamTLSCA   string
+	LogFormat       string
+	LogLevel        string
+	DebugListen     string
+	Dashboard       bool
+	Unresponsive    time.Duration
+	// issue 11: spool, budgets, HTTP limits
+	SpoolDir             string
+	SpoolMaxBytes        int64
+	SQLiteQueryMemory    int64
+	MaxConcurrentQueries int
+	QueryQueueWait       time.Duration
+	MaxJSONDepth         int
+	ReadHeaderTimeout    time.Duration
+	ReadTimeout          time.Duration
+	IdleTimeout          time.Duration
+	MaxHeaderBytes       int
+	MaxURLBytes          int
 }
 
 // Defaults returns the built-in defaults.
@@ -59,8 +83,22 @@ func Defaults() *Config {
 		MaxBatch:     256,
 		ReportTTL:    14 * 24 * time.Hour,
 		GCInterval:   time.Hour,
+		AnalyzeRows:  50000,
 		LogFormat:    "text",
 		LogLevel:     "info",
+		Dashboard:    true,
+		Unresponsive: 2 * time.Hour,
+
+		SpoolMaxBytes:        1 << 30,
+		SQLiteQueryMemory:    8 << 20,
+		MaxConcurrentQueries: 0,
+		QueryQueueWait:       10 * time.Second,
+		MaxJSONDepth:         512,
+		ReadHeaderTimeout:    10 * time.Second,
+		ReadTimeout:          5 * time.Minute,
+		IdleTimeout:          2 * time.Minute,
+		MaxHeaderBytes:       64 << 10,
+		MaxURLBytes:          32 << 10,
 	}
 }
 
@@ -96,10 +134,29 @@ var Settings = []*Setting{
 	{Key: "writers", Help: "batches written concurrently (`N`); 0: automatic (1 on SQLite)", field: func(c *Config) any { return &c.Writers }},
 	{Key: "report-ttl", Help: "delete reports whose producer_timestamp is older than this (`DURATION`, e.g. 14d); 0: keep everything", field: func(c *Config) any { return &c.ReportTTL }},
 	{Key: "gc-interval", Help: "how often retention and, on PostgreSQL, maintenance (VACUUM of closed day partitions) run (`DURATION`; the first run one interval after start)", field: func(c *Config) any { return &c.GCInterval }},
+	{Key: "analyze-rows", Help: "PostgreSQL: ANALYZE a table in the background once this many rows (`N`), or 500 + 10% of the table if fewer, were inserted since; 0: off", field: func(c *Config) any { return &c.AnalyzeRows }},
 	{Key: "corrective-counts", Help: "event counts split successes and noops into intentional and corrective (PE shape)", field: func(c *Config) any { return &c.CorrectiveCounts }},
+	{Key: "catalog-environment-from-reports", Help: "nodes' catalog_environment is the environment of their latest report (for Puppetboard's per-environment pages without catalogs); off: null, as PuppetDB without catalogs", field: func(c *Config) any { return &c.CatalogEnvironmentFromReports }},
+	{Key: "upstream", Help: "`URL` of an existing PuppetDB reportdb stands in front of: reports are stored here, every other command and the queries on facts, catalogs, resources, ... go there, nodes are merged; empty: none", field: func(c *Config) any { return &c.Upstream }},
+	{Key: "upstream-tls-cert", Help: "`FILE` of the client certificate (PEM) presented to an https upstream", field: func(c *Config) any { return &c.UpstreamTLSCert }},
+	{Key: "upstream-tls-key", Help: "`FILE` of the private key (PEM) of upstream-tls-cert", field: func(c *Config) any { return &c.UpstreamTLSKey }},
+	{Key: "upstream-tls-ca", Help: "`FILE` of the CA certificate(s) (PEM) that sign the upstream's certificate, e.g. the Puppet CA; empty: the system's", field: func(c *Config) any { return &c.UpstreamTLSCA }},
 	{Key: "log-format", Help: "log `FORMAT`: text or json", field: func(c *Config) any { return &c.LogFormat }},
 	{Key: "log-level", Help: "least severe `LEVEL` logged: debug, info (one line per request), warn (slow queries and problems) or error", field: func(c *Config) any { return &c.LogLevel }},
+	{Key: "dashboard", Help: "serve the web dashboard under /ui/ (and redirect / to it)", field: func(c *Config) any { return &c.Dashboard }},
+	{Key: "unresponsive", Help: "a node without a report for longer than this (`DURATION`) is unresponsive on the dashboard and in the fleet metrics", field: func(c *Config) any { return &c.Unresponsive }},
 	{Key: "debug-listen", Help: "`HOST:PORT` for Go's /debug/pprof profiling endpoints; empty: off", field: func(c *Config) any { return &c.DebugListen }},
+	{Key: "spool-dir", Help: "`DIR` of the spool holding reports while the database cannot take them (one per instance); empty: DATA-DIR/spool", field: func(c *Config) any { return &c.SpoolDir }},
+	{Key: "sqlite-query-memory", Help: "memory one query may use inside the embedded store, in bytes (`N`): each reader connection's page cache, which also bounds the in-memory part of sorts and GROUP BY; the rest spills to temporary files", field: func(c *Config) any { return &c.SQLiteQueryMemory }},
+	{Key: "spool-max-bytes", Help: "largest spool backlog in bytes (`N`); past it submissions get 503 with Retry-After; 0: no spool (reports fail while the database is down)", field: func(c *Config) any { return &c.SpoolMaxBytes }},
+	{Key: "max-concurrent-queries", Help: "queries running at once (`N`); more wait up to query-queue-wait, then get 503 with Retry-After; 0: automatic (half the CPUs, at least 1, on SQLite, whose queries run in the reportdb process; 8 on PostgreSQL)", field: func(c *Config) any { return &c.MaxConcurrentQueries }},
+	{Key: "query-queue-wait", Help: "longest a query waits for a free slot (`DURATION`)", field: func(c *Config) any { return &c.QueryQueueWait }},
+	{Key: "max-json-depth", Help: "deepest nesting of JSON arrays/objects (`N`) in queries and reports (JSON and YAML); deeper gets 400", field: func(c *Config) any { return &c.MaxJSONDepth }},
+	{Key: "read-header-timeout", Help: "longest a client may take to send the request headers (`DURATION`)", field: func(c *Config) any { return &c.ReadHeaderTimeout }},
+	{Key: "read-timeout", Help: "longest a client may take to send a whole request, body included (`DURATION`)", field: func(c *Config) any { return &c.ReadTimeout }},
+	{Key: "idle-timeout", Help: "how long an idle keep-alive connection stays open (`DURATION`)", field: func(c *Config) any { return &c.IdleTimeout }},
+	{Key: "max-header-bytes", Help: "largest request header block in bytes (`N`); larger gets 431", field: func(c *Config) any { return &c.MaxHeaderBytes }},
+	{Key: "max-url-bytes", Help: "longest request target (path and query string) in bytes (`N`); longer gets 414", field: func(c *Config) any { return &c.MaxURLBytes }},
 }
 
 // Lookup returns the setting named key, or nil.
@@ -450,11 +507,21 @@ func (c *Config) Validate() error {
 	positive("max-body-bytes", c.MaxBodyBytes > 0)
 	positive("query-timeout", c.QueryTimeout > 0)
 	positive("max-batch", c.MaxBatch > 0)
+	positive("max-json-depth", c.MaxJSONDepth > 0)
+	positive("sqlite-query-memory", c.SQLiteQueryMemory > 0)
+	positive("read-header-timeout", c.ReadHeaderTimeout > 0)
+	positive("read-timeout", c.ReadTimeout > 0)
+	positive("idle-timeout", c.IdleTimeout > 0)
+	positive("max-header-bytes", c.MaxHeaderBytes > 0)
+	positive("max-url-bytes", c.MaxURLBytes > 0)
 	positive("gc-interval (to turn retention off, set report-ttl to 0)", c.GCInterval > 0)
+	positive("unresponsive", c.Unresponsive > 0)
 	for _, n := range []struct {
 		key string
 		ok  bool
-	}{{"max-connections", c.MaxConnections >= 0}, {"writers", c.Writers >= 0}, {"report-ttl", c.ReportTTL >= 0}, {"slow-query", c.SlowQuery >= 0}} {
+	}{{"max-connections", c.MaxConnections >= 0}, {"writers", c.Writers >= 0}, {"report-ttl", c.ReportTTL >= 0}, {"slow-query", c.SlowQuery >= 0},
+		{"analyze-rows", c.AnalyzeRows >= 0}, {"spool-max-bytes", c.SpoolMaxBytes >= 0}, {"query-queue-wait", c.QueryQueueWait >= 0},
+		{"max-concurrent-queries", c.MaxConcurrentQueries >= 0}} {
 		if !n.ok {
 			errs = append(errs, fmt.Errorf("%s must not be negative", n.key))
 		}

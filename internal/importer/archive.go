@@ -2,12 +2,9 @@ package importer
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"io"
-	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -48,23 +45,8 @@ const maxEntryBytes = 1 << 30
 
 // readArchive streams an export archive: report entries become jobs for
 // the workers, everything else is counted.
-func (r *run) readArchive(ctx context.Context, file string, next func() int, jobs chan<- job) {
-	f, err := os.Open(file)
-	if err != nil {
-		r.fail(next(), file, describeIOError(err))
-		return
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<16)
-	var in io.Reader = br
-	if head, _ := br.Peek(2); bytes.Equal(head, gzipMagic) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			r.reject(next(), file, "not valid gzip: "+err.Error())
-			return
-		}
-		in = zr
-	}
+// in is the archive's content (gunzipped by streamFile).
+func (r *run) readArchive(ctx context.Context, file string, in io.Reader, next func() int, jobs chan<- job) {
 	tr := tar.NewReader(in)
 	version := 0 // unknown until the metadata says
 	var versionErr error
@@ -113,9 +95,7 @@ func (r *run) readArchive(ctx context.Context, file string, next func() int, job
 				r.files.Add(1)
 				continue
 			}
-			select {
-			case jobs <- job{seq: seq, name: display, data: data, entry: true, version: version}:
-			case <-ctx.Done():
+			if !r.send(ctx, jobs, job{seq: seq, name: display, data: data, version: version}) {
 				return
 			}
 		case skippedKinds[kind]:

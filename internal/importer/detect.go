@@ -1,14 +1,10 @@
 package importer
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 
@@ -35,57 +31,6 @@ const placeholderTimestamp = "1970-01-01T00:00:00.000Z"
 var parseYAML = puppetreport.ParseYAML
 
 var gzipMagic = []byte{0x1f, 0x8b}
-
-// readFile reads a file, gunzipping it when its content is gzip (whatever
-// its name). Corrupt gzip is a *Rejection; other errors are I/O failures.
-func readFile(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if !bytes.HasPrefix(data, gzipMagic) {
-		return data, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, reject("not valid gzip: %v", err)
-	}
-	var out bytes.Buffer
-	out.Grow(4 * len(data))
-	if _, err := out.ReadFrom(zr); err != nil {
-		return nil, reject("not valid gzip: %v", err)
-	}
-	return out.Bytes(), nil
-}
-
-// sniffArchive reports whether the file is a tar archive, gzipped or not,
-// by its content.
-func sniffArchive(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 4096)
-	head, err := br.Peek(2)
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return false, nil // tiny file; the worker says what is wrong
-		}
-		return false, err
-	}
-	var r io.Reader = br
-	if bytes.Equal(head, gzipMagic) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return false, nil // the worker rejects the bad gzip
-		}
-		r = zr
-	}
-	var block [512]byte
-	n, _ := io.ReadFull(r, block[:])
-	return isTarHeader(block[:n]), nil
-}
 
 // isTarHeader recognises a POSIX/GNU tar header block ("ustar" magic).
 func isTarHeader(b []byte) bool {
@@ -167,15 +112,18 @@ func jsonLines(name string, data []byte, version int, producer *string) ([]unit,
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
-		lineName := name + ":" + strconv.Itoa(i+1)
-		v, err := jsonv.Parse(l)
-		if err != nil {
-			units = append(units, unit{name: lineName, err: reject("not valid JSON: %v", err)})
-			continue
-		}
-		units = append(units, classify(lineName, v, version, producer))
+		units = append(units, lineUnit(name+":"+strconv.Itoa(i+1), l, version, producer))
 	}
 	return units, true
+}
+
+// lineUnit is the unit of one line of a JSON-lines file.
+func lineUnit(name string, line []byte, version int, producer *string) unit {
+	v, err := jsonv.Parse(line)
+	if err != nil {
+		return unit{name: name, err: reject("not valid JSON: %v", err)}
+	}
+	return classify(name, v, version, producer)
 }
 
 // classify turns one parsed JSON document into a unit.

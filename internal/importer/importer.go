@@ -9,11 +9,14 @@
 // puppetreport.Convert for Puppet's formats, then wire.Decode, then a Sink
 // (the group-commit ingest.Committer, or POST /pdb/cmd/v1 of a server).
 //
-// The pipeline: the named paths are walked first (so the total is known);
-// one goroutine opens each file to detect archives by content and streams
-// their entries; Config.Workers goroutines read, detect, decode and store
-// the rest concurrently, which is what lets the committer batch them. A
-// rejected or unreadable file is counted and listed, never fatal.
+// The pipeline: the named paths are walked first (so the totals of files
+// and bytes are known); one goroutine reads each file as a stream, detects
+// its format from a peeked prefix and hands its reports (JSON lines, archive
+// entries, whole small files) to Config.Workers goroutines through a bounded
+// channel; they parse, decode and store concurrently, which is what lets the
+// committer batch them, and the reader waits while they are busy, so memory
+// stays bounded whatever the size of the files (see stream.go). A rejected
+// or unreadable file or line is counted and listed, never fatal.
 package importer
 
 import (
@@ -108,15 +111,16 @@ func (s *Summary) Reports() int64 { return s.Stored + s.Duplicates }
 // OK reports whether nothing was rejected or failed.
 func (s *Summary) OK() bool { return s.Rejected == 0 && s.Failed == 0 && !s.Interrupted }
 
-// job is one unit of work for a worker: a file to read or an archive entry
-// already read.
+// job is one unit of work for a worker: one JSON line, a whole file or an
+// archive entry, already read.
 type job struct {
 	seq     int    // order of discovery, to list problems in file order
 	name    string // for messages
-	path    string // file to read when data is nil
-	data    []byte // archive entry content
-	entry   bool   // data is an archive entry (no gzip/archive detection)
+	data    []byte // the content
+	line    bool   // data is one line of a JSON-lines file (counted with its file)
+	whole   bool   // data is a whole file (counted as a file when done)
 	version int    // wire version for bare payloads (archive metadata); 0: detect
+	pos     int64  // run.bytesRead once it was read
 }
 
 type problem struct {
@@ -134,6 +138,10 @@ type run struct {
 	duplicates atomic.Int64
 	rejected   atomic.Int64
 	failed     atomic.Int64
+	bytesTotal atomic.Int64 // size of the files found by the walk
+	bytesRead  atomic.Int64 // bytes read from them (compressed for gzip)
+	bytesDone  atomic.Int64 // bytesRead when the last record handled was read
+	sent       bool         // the reader (producer goroutine only) sent a job of the current file
 
 	mu       sync.Mutex
 	skipped  map[string]int64
@@ -153,10 +161,14 @@ func Run(ctx context.Context, cfg Config, paths []string) *Summary {
 
 	files := r.walk(paths)
 	r.filesTotal.Add(int64(len(files)))
+	for _, f := range files {
+		r.bytesTotal.Add(f.size)
+	}
 
 	stopProgress := r.startProgress()
 
-	jobs := make(chan job, 2*cfg.Workers)
+	// The workers are the buffer: the channel only keeps them busy.
+	jobs := make(chan job, min(2*cfg.Workers, 256))
 	var wg sync.WaitGroup
 	for i := 0; i < cfg.Workers; i++ {
 		wg.Add(1)
@@ -182,6 +194,7 @@ func Run(ctx context.Context, cfg Config, paths []string) *Summary {
 type fileRef struct {
 	seq  int
 	path string
+	size int64
 	err  error
 }
 
@@ -189,7 +202,15 @@ type fileRef struct {
 // recursively (lexical order, hidden entries skipped), files as named.
 func (r *run) walk(paths []string) []fileRef {
 	var out []fileRef
-	add := func(p string, err error) { out = append(out, fileRef{seq: len(out), path: p, err: err}) }
+	add := func(p string, err error) {
+		var size int64
+		if err == nil {
+			if st, serr := os.Stat(p); serr == nil {
+				size = st.Size()
+			}
+		}
+		out = append(out, fileRef{seq: len(out), path: p, size: size, err: err})
+	}
 	for _, root := range paths {
 		st, err := os.Stat(root)
 		if err != nil {
@@ -231,8 +252,8 @@ func (r *run) walk(paths []string) []fileRef {
 	return out
 }
 
-// produce hands the files to the workers; archives are streamed here, one
-// job per entry, so that their reports are decoded concurrently too.
+// produce reads the files one after the other as streams (streamFile) and
+// hands their reports to the workers.
 func (r *run) produce(ctx context.Context, files []fileRef, jobs chan<- job) {
 	seq := 0
 	next := func() int { seq++; return seq }
@@ -245,43 +266,25 @@ func (r *run) produce(ctx context.Context, files []fileRef, jobs chan<- job) {
 			r.files.Add(1)
 			continue
 		}
-		isArchive, err := sniffArchive(f.path)
-		if err != nil {
-			r.fail(next(), f.path, describeIOError(err))
-			r.files.Add(1)
-			continue
+		if sent := r.streamFile(ctx, f.path, next, jobs); !sent {
+			r.advance(r.bytesRead.Load()) // nothing of it is in flight
 		}
-		if !isArchive {
-			select {
-			case jobs <- job{seq: next(), name: f.path, path: f.path}:
-			case <-ctx.Done():
-				return
-			}
-			continue
-		}
-		r.readArchive(ctx, f.path, next, jobs)
-		r.files.Add(1)
 	}
 }
 
-// process handles one file or archive entry.
+// process handles one JSON line, file or archive entry.
 func (r *run) process(ctx context.Context, j job) {
-	defer r.files.Add(1)
-	data := j.data
-	if !j.entry {
-		var err error
-		data, err = readFile(j.path)
-		if err != nil {
-			var rej *Rejection
-			if errors.As(err, &rej) {
-				r.reject(j.seq, j.name, rej.Reason)
-			} else {
-				r.fail(j.seq, j.name, describeIOError(err))
-			}
-			return
-		}
+	defer r.advance(j.pos)
+	if !j.line {
+		defer r.files.Add(1)
 	}
-	units := detect(j.name, data, j.version, r.cfg.Producer)
+	var units []unit
+	if j.line {
+		units = []unit{lineUnit(j.name, j.data, j.version, r.cfg.Producer)}
+	} else {
+		units = detect(j.name, j.data, j.version, r.cfg.Producer)
+	}
+	j.data = nil // parsed: not kept while the reports are stored
 	for i := range units {
 		if ctx.Err() != nil {
 			return
@@ -301,7 +304,9 @@ func (r *run) handle(ctx context.Context, seq int, u *unit) {
 		r.reject(seq, u.name, reportdb.ErrorMessage(err)) // "Invalid report: <path>: ..."
 		return
 	}
-	out, err := r.cfg.Sink.Store(ctx, &Item{Name: u.name, Version: u.version, Payload: u.payload, Report: rep})
+	payload := u.payload
+	u.payload = nil // the sink may drop it once it has no use for it
+	out, err := r.cfg.Sink.Store(ctx, &Item{Name: u.name, Version: u.version, Payload: payload, Report: rep})
 	if err != nil {
 		if ctx.Err() != nil {
 			return // interrupted: neither stored nor a problem of the file
@@ -318,6 +323,17 @@ func (r *run) handle(ctx context.Context, seq int, u *unit) {
 		r.duplicates.Add(1)
 	} else {
 		r.stored.Add(1)
+	}
+}
+
+// advance moves the bytes done (what progress shows) to pos if it is
+// further: the input up to a record counts as done once the record is.
+func (r *run) advance(pos int64) {
+	for {
+		cur := r.bytesDone.Load()
+		if pos <= cur || r.bytesDone.CompareAndSwap(cur, pos) {
+			return
+		}
 	}
 }
 
@@ -350,6 +366,8 @@ func (r *run) stats() Stats {
 		Duplicates: r.duplicates.Load(),
 		Rejected:   r.rejected.Load(),
 		Failed:     r.failed.Load(),
+		BytesDone:  min(r.bytesDone.Load(), r.bytesRead.Load()),
+		BytesTotal: r.bytesTotal.Load(),
 		Elapsed:    r.cfg.Now().Sub(r.start),
 	}
 }

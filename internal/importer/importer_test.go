@@ -203,10 +203,12 @@ func TestProgressLine(t *testing.T) {
 	var out bytes.Buffer
 	p := importer.NewLineProgress(&out, time.Second)
 	p.Update(importer.Stats{FilesTotal: 10000}) // the call at the start says nothing
-	p.Update(importer.Stats{FilesDone: 1200, FilesTotal: 10000, Stored: 900, Duplicates: 50, Elapsed: time.Second})
+	// the ETA comes from the bytes read (here 12% after 1 s: 7.3 s left),
+	// or from the files when their sizes are unknown
+	p.Update(importer.Stats{FilesDone: 1, FilesTotal: 1, Stored: 900, Duplicates: 50, BytesDone: 12e6, BytesTotal: 100e6, Elapsed: time.Second})
 	p.Update(importer.Stats{FilesDone: 9000, FilesTotal: 10000, Stored: 8000, Rejected: 3, Failed: 1, Elapsed: 20 * time.Second})
-	want := "imported 1200/10000 files, 950 reports/s, ETA 7.3s\n" +
-		"imported 9000/10000 files, 400 reports/s, ETA 2.2s, 3 rejected, 1 failed\n"
+	want := "imported 950 reports, 1/1 files, 12.0 MB/100.0 MB (12%), 950 reports/s, 12.0 MB/s, ETA 7.3s\n" +
+		"imported 8000 reports, 9000/10000 files, 0.0 MB/0.0 MB, 400 reports/s, 0.0 MB/s, ETA 2.2s, 3 rejected, 1 failed\n"
 	if out.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
 	}

@@ -13,6 +13,9 @@ type Stats struct {
 	FilesDone, FilesTotal int64 // files and archive entries
 	Stored, Duplicates    int64
 	Rejected, Failed      int64
+	// BytesDone of BytesTotal bytes of the input files have been read
+	// (for a gzipped file, its compressed position).
+	BytesDone, BytesTotal int64
 	Elapsed               time.Duration
 }
 
@@ -27,9 +30,25 @@ func (s Stats) ReportsPerSecond() float64 {
 	return float64(s.Reports()) / s.Elapsed.Seconds()
 }
 
-// ETA estimates the time left from the average file rate; ok is false
-// before anything is done.
+// BytesPerSecond is the average rate at which the input is read.
+func (s Stats) BytesPerSecond() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.BytesDone) / s.Elapsed.Seconds()
+}
+
+// ETA estimates the time left from the average rate of input bytes read
+// (or of files, when the sizes are unknown); ok is false before anything
+// is done.
 func (s Stats) ETA() (time.Duration, bool) {
+	if s.BytesTotal > 0 {
+		if s.BytesDone == 0 || s.Elapsed <= 0 {
+			return 0, false
+		}
+		left := max(s.BytesTotal-s.BytesDone, 0)
+		return time.Duration(float64(s.Elapsed) / float64(s.BytesDone) * float64(left)), true
+	}
 	if s.FilesDone == 0 || s.Elapsed <= 0 {
 		return 0, false
 	}
@@ -51,7 +70,7 @@ type Progress interface {
 }
 
 // LineProgress writes a line every interval:
-// "imported 1200/10000 files, 950 reports/s, ETA 9s".
+// "imported 950 reports, 1200/10000 files, 12.0/100.0 MB (12%), 950 reports/s, 12.0 MB/s, ETA 7.3s".
 type LineProgress struct {
 	W     io.Writer
 	Every time.Duration
@@ -79,7 +98,12 @@ func (p *LineProgress) Update(s Stats) {
 func (p *LineProgress) Done(Stats) {}
 
 func progressLine(s Stats) string {
-	line := fmt.Sprintf("imported %d/%d files, %.0f reports/s", s.FilesDone, s.FilesTotal, s.ReportsPerSecond())
+	line := fmt.Sprintf("imported %d reports, %d/%d files, %s/%s", s.Reports(), s.FilesDone, s.FilesTotal,
+		megabytes(s.BytesDone), megabytes(s.BytesTotal))
+	if s.BytesTotal > 0 {
+		line += fmt.Sprintf(" (%.0f%%)", 100*float64(min(s.BytesDone, s.BytesTotal))/float64(s.BytesTotal))
+	}
+	line += fmt.Sprintf(", %.0f reports/s, %s/s", s.ReportsPerSecond(), megabytes(int64(s.BytesPerSecond())))
 	if eta, ok := s.ETA(); ok {
 		line += ", ETA " + roundDuration(eta).String()
 	} else {
@@ -94,6 +118,11 @@ func progressLine(s Stats) string {
 	return line
 }
 
+// megabytes renders a byte count in MB (10^6 bytes), one decimal.
+func megabytes(n int64) string {
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}
+
 func roundDuration(d time.Duration) time.Duration {
 	if d < 10*time.Second {
 		return d.Round(100 * time.Millisecond)
@@ -101,8 +130,8 @@ func roundDuration(d time.Duration) time.Duration {
 	return d.Round(time.Second)
 }
 
-// BarProgress draws a progress bar on a terminal: files done/total,
-// reports/s and the time elapsed and left.
+// BarProgress draws a progress bar on a terminal: input bytes read of the
+// total, reports imported and their rate, and the time elapsed and left.
 type BarProgress struct {
 	bar *progressbar.ProgressBar
 	w   io.Writer
@@ -113,8 +142,7 @@ func NewBarProgress(w io.Writer) *BarProgress {
 	bar := progressbar.NewOptions64(0,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription("importing"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetItsString("files"),
+		progressbar.OptionShowBytes(true),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionSetWidth(30),
@@ -129,21 +157,21 @@ func (p *BarProgress) Interval() time.Duration { return 200 * time.Millisecond }
 
 // Update implements Progress.
 func (p *BarProgress) Update(s Stats) {
-	if int64(p.bar.GetMax64()) != s.FilesTotal {
-		p.bar.ChangeMax64(s.FilesTotal)
+	if p.bar.GetMax64() != s.BytesTotal {
+		p.bar.ChangeMax64(s.BytesTotal)
 	}
-	desc := fmt.Sprintf("importing, %.0f reports/s", s.ReportsPerSecond())
+	desc := fmt.Sprintf("importing, %d reports, %.0f reports/s", s.Reports(), s.ReportsPerSecond())
 	if n := s.Rejected + s.Failed; n > 0 {
 		desc += fmt.Sprintf(", %d problems", n)
 	}
 	p.bar.Describe(desc)
-	p.bar.Set64(s.FilesDone)
+	p.bar.Set64(min(s.BytesDone, s.BytesTotal))
 }
 
 // Done implements Progress.
 func (p *BarProgress) Done(s Stats) {
 	p.Update(s)
-	if s.FilesDone >= s.FilesTotal {
+	if s.FilesDone >= s.FilesTotal && s.BytesDone >= s.BytesTotal {
 		p.bar.Finish()
 	}
 	p.bar.Exit()

@@ -23,6 +23,7 @@ type CommitterSink struct{ Committer *ingest.Committer }
 
 // Store implements Sink.
 func (s CommitterSink) Store(ctx context.Context, it *Item) (reportdb.Outcome, error) {
+	it.Payload = nil // decoded already: not kept while the batch commits
 	out, err := s.Committer.Submit(ctx, it.Report)
 	if err != nil && reportdb.ErrorCode(err) == reportdb.EINVALID {
 		return 0, &Rejection{Reason: reportdb.ErrorMessage(err)}

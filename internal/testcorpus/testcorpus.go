@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"reportdb/jsonv"
 )
 
 // SharedDir returns the shared reference directory: $REPORTDB_SHARED, else
@@ -150,4 +152,19 @@ func LoadCases(tb testing.TB) []Case {
 		tb.Fatal(err)
 	}
 	return out
+}
+
+// JSON parses a JSON literal of a test (a query, say) with reportdb's
+// order-preserving parser; "" is nil (no query). A bad literal fails the
+// test.
+func JSON(tb testing.TB, s string) any {
+	tb.Helper()
+	if s == "" {
+		return nil
+	}
+	v, err := jsonv.Parse([]byte(s))
+	if err != nil {
+		tb.Fatalf("bad JSON %s: %v", s, err)
+	}
+	return v
 }

@@ -28,6 +28,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"reportdb"
 )
 
 // Options configure an Auth.
@@ -110,9 +112,6 @@ func (a *Auth) TLSConfig() *tls.Config {
 	}
 }
 
-// Allowlisting reports whether an allowlist is in force.
-func (a *Auth) Allowlisting() bool { return a.state.Load().allow != nil }
-
 // Allowed says whether the certname may use the listener (always true
 // without an allowlist).
 func (a *Auth) Allowed(cn string) bool {
@@ -130,22 +129,22 @@ func ClientCN(r *http.Request) string {
 }
 
 // Middleware enforces the allowlist on requests that came over TLS: a
-// client whose certificate CN is not listed gets 403 with a text/plain
-// explanation, and its request body is never read. Plain-HTTP requests
-// pass, as with PuppetDB (its allowlist applies to the SSL port).
-func (a *Auth) Middleware(next http.Handler) http.Handler {
+// client whose certificate CN is not listed is refused with a
+// reportdb.EFORBIDDEN error (403 with a text/plain explanation, written by
+// refuse: the API's error mapping), and its request body is never read.
+// Plain-HTTP requests pass, as with PuppetDB (its allowlist applies to the
+// SSL port).
+func (a *Auth) Middleware(next http.Handler, refuse func(http.ResponseWriter, *http.Request, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS != nil {
 			a.MaybeReload()
 			if cn := ClientCN(r); !a.Allowed(cn) {
 				a.opts.Log.Warn("client certificate not in the certificate allowlist", "cn", cn,
 					"allowlist", a.opts.AllowlistFile, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
-				w.Header().Set("Content-Type", "text/plain;charset=utf-8")
 				// do not keep reading a body we refuse
 				w.Header().Set("Connection", "close")
-				w.WriteHeader(http.StatusForbidden)
-				fmt.Fprintf(w, "The client certificate name %s doesn't appear in the certificate allowlist. "+
-					"Is your Puppet server's (or other PuppetDB client's) certname listed in reportdb's cert-allowlist file?", cn)
+				refuse(w, r, reportdb.Errorf(reportdb.EFORBIDDEN, "The client certificate name %s doesn't appear in the certificate allowlist. "+
+					"Is your Puppet server's (or other PuppetDB client's) certname listed in reportdb's cert-allowlist file?", cn))
 				return
 			}
 		}

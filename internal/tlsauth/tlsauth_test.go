@@ -2,6 +2,7 @@ package tlsauth_test
 
 import (
 	"crypto/tls"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"reportdb"
 	"reportdb/internal/tlsauth"
 	"reportdb/internal/tlsauth/tlstest"
 )
@@ -31,7 +33,18 @@ func serve(t *testing.T, a *tlsauth.Auth) (url string, reached *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: a.Middleware(h), TLSConfig: a.TLSConfig(), ErrorLog: nil}
+	// refuse stands for the API's error mapping: a forbidden client is a 403
+	// with the error's text
+	refuse := func(w http.ResponseWriter, r *http.Request, err error) {
+		var e *reportdb.Error
+		if !errors.As(err, &e) || e.Code != reportdb.EFORBIDDEN {
+			t.Errorf("refused with %v, want a reportdb.EFORBIDDEN error", err)
+		}
+		w.Header().Set("Content-Type", "text/plain;charset=utf-8")
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, err.Error())
+	}
+	srv := &http.Server{Handler: a.Middleware(h, refuse), TLSConfig: a.TLSConfig(), ErrorLog: nil}
 	go srv.ServeTLS(ln, "", "")
 	t.Cleanup(func() { srv.Close() })
 	return "https://" + ln.Addr().String(), reached

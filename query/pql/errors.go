@@ -189,3 +189,12 @@ func sanitize(s string) string {
 	}
 	return b.String()
 }
+
+// DepthError is a query nested deeper than the parser allows (parentheses,
+// negations, arrays and subqueries inside each other, or very long and/or
+// chains); the parser stops there instead of exhausting the stack.
+type DepthError struct{}
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("PQL parse error: the query is nested too deeply (the parser allows %d nested grammar rules, about 2,000 levels of parentheses)", maxDepth)
+}

@@ -21,6 +21,9 @@ func Parse(q string) (any, error) {
 	p := newParser(q)
 	tree, ok := p.top()
 	if !ok {
+		if p.tooDeep {
+			return nil, &DepthError{}
+		}
 		return nil, newParseError(q, p.fail)
 	}
 	var r resolver

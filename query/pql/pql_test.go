@@ -8,17 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"reportdb/internal/testcorpus"
 	"reportdb/jsonv"
 	"reportdb/query/pql"
 )
 
 func compact(t *testing.T, js string) string {
 	t.Helper()
-	v, err := jsonv.Parse([]byte(js))
-	if err != nil {
-		t.Fatalf("bad expected JSON %s: %v", js, err)
-	}
-	return jsonv.Compact(v)
+	return jsonv.Compact(testcorpus.JSON(t, js))
 }
 
 // SPEC §20.2: every row was produced by the live server with ast_only=true.

@@ -86,6 +86,8 @@ type parser struct {
 	fail  failState
 	memo  map[memoKey]*memoEntry
 	depth int
+	// tooDeep is set when the input nested past maxDepth.
+	tooDeep bool
 }
 
 func newParser(src string) *parser {
@@ -128,6 +130,7 @@ func (p *parser) memoize(kind, pos int, f func() []res) []res {
 		return e.res
 	}
 	if p.depth >= maxDepth {
+		p.tooDeep = true
 		return nil
 	}
 	e := &memoEntry{inFlight: true}

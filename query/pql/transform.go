@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"reportdb/jsonv"
+	"reportdb/query/ast"
 )
 
 // flattenChains selects how "a and b and c" is rendered. PuppetDB's grammar
@@ -85,7 +86,7 @@ func newFrom(entity string, extract any, clauses []any) *fromNode {
 	args = append(args, clauses...)
 	var paging, other []any
 	for _, a := range args {
-		if isPaging(a) {
+		if ast.IsPaging(a) {
 			paging = append(paging, a)
 		} else {
 			other = append(other, a)
@@ -99,18 +100,6 @@ func newFrom(entity string, extract any, clauses []any) *fromNode {
 		items = append(items, args...)
 	}
 	return &fromNode{items}
-}
-
-func isPaging(v any) bool {
-	l, ok := v.([]any)
-	if !ok || len(l) == 0 {
-		return false
-	}
-	switch l[0] {
-	case "limit", "offset", "order_by":
-		return true
-	}
-	return false
 }
 
 // resolver finishes the transform of the chosen parse.
@@ -198,7 +187,7 @@ func (r *resolver) checkClauses() error {
 	for _, f := range r.froms {
 		seen := map[string]bool{}
 		for _, c := range f[2:] {
-			if !isPaging(c) {
+			if !ast.IsPaging(c) {
 				continue
 			}
 			name := c.([]any)[0].(string)

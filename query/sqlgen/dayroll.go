@@ -57,8 +57,8 @@ func (b *builder) dayRollup(p *query.Plan, where string) (string, []OutCol, bool
 		return "", nil, false
 	}
 	g := p.GroupBy[0]
-	col := g.Field.SQL
-	day := "((" + col + " - ((" + col + " % 86400000) + 86400000) % 86400000) / 86400000)"
+	col := b.col(g.Field)
+	day := "(" + floorSQL(col, "86400000") + " / 86400000)"
 	inner := []string{day + " AS d"}
 	var outer []string
 	var cols []OutCol
@@ -74,31 +74,28 @@ func (b *builder) dayRollup(p *query.Plan, where string) (string, []OutCol, bool
 			if c.Field == nil {
 				inner = append(inner, "COUNT(*) AS "+a)
 			} else {
-				inner = append(inner, "COUNT("+c.Field.SQL+") AS "+a)
+				inner = append(inner, "COUNT("+b.col(c.Field)+") AS "+a)
 			}
 			outer = append(outer, "CAST(SUM(t."+a+") AS BIGINT)")
 		case c.Func == "sum":
 			oc.Type = query.Number
-			inner = append(inner, "SUM("+c.Field.SQL+") AS "+a)
+			inner = append(inner, "SUM("+b.col(c.Field)+") AS "+a)
 			outer = append(outer, "CAST(SUM(t."+a+") AS BIGINT)")
 		case c.Func == "min" || c.Func == "max":
 			oc.Type = c.Field.Type
 			fn := strings.ToUpper(c.Func)
-			inner = append(inner, fn+"("+c.Field.SQL+") AS "+a)
+			inner = append(inner, fn+"("+b.col(c.Field)+") AS "+a)
 			outer = append(outer, fn+"(t."+a+")")
 		case c.Func == "avg":
 			oc.Type, oc.Width = query.Number, 2
-			inner = append(inner, "SUM("+c.Field.SQL+") AS "+a+"s", "COUNT("+c.Field.SQL+") AS "+a+"c")
+			inner = append(inner, "SUM("+b.col(c.Field)+") AS "+a+"s", "COUNT("+b.col(c.Field)+") AS "+a+"c")
 			outer = append(outer, "CAST(SUM(t."+a+"s) AS BIGINT), CAST(SUM(t."+a+"c) AS BIGINT)")
 		default:
 			return "", nil, false
 		}
 		cols = append(cols, oc)
 	}
-	from := p.Entity.From
-	if p.Entity.NarrowFrom != "" && !reportAlias.MatchString(strings.Join(inner, " ")+where) {
-		from = p.Entity.NarrowFrom
-	}
+	from := b.fromClause(p.Entity, planUses(p, nil))
 	sql := "SELECT " + strings.Join(outer, ", ") + " FROM (SELECT " + strings.Join(inner, ", ") +
 		" FROM " + from + where + " GROUP BY " + day + ") t GROUP BY " +
 		b.d.ToChar("(t.d * 86400000)", query.Timestamp, b.sameArg(g.Format))

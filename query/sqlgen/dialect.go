@@ -1,6 +1,3 @@
-// Package sqlgen renders a query.Plan as SQL text and arguments for a
-// Dialect. It imports no database driver: the storage packages implement
-// Dialect and execute the result.
 package sqlgen
 
 import "reportdb/query"
@@ -23,16 +20,18 @@ type Dialect interface {
 	// ToChar renders to_char(expr, format) for a timestamp (Unix ms) or
 	// numeric expression.
 	ToChar(expr string, t query.Type, format string) string
-	// OrderKey returns the expression to sort a field by.
-	OrderKey(f *query.Field) string
+	// OrderKey returns the expression to sort a value expression of type
+	// t by.
+	OrderKey(expr string, t query.Type) string
 	// Bool converts a boolean argument for binding.
 	Bool(b bool) any
 	// LimitOffset renders the LIMIT/OFFSET clause (limit 0 = none).
 	LimitOffset(limit, offset string) string
-	// FieldSQL may replace a field's SQL expression (nil: keep it); e.g.
+	// Column renders column col of table t, whose alias is alias:
+	// usually alias.col, but a database may store a column elsewhere (e.g.
 	// PostgreSQL builds reports' resource_events with json_agg at query
-	// time, as PuppetDB does, instead of storing it.
-	FieldSQL(f *query.Field) (string, bool)
+	// time, as PuppetDB does, and keeps metrics and logs apart).
+	Column(t query.Table, alias, col string) string
 	// SortHash returns an integer hash of a text expression to lead a
 	// sort or partition key (comparisons are then decided by the integer
 	// almost always; the full key still follows, so results are exact),

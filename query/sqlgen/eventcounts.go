@@ -31,7 +31,7 @@ func EventCounts(d Dialect, p *query.CountsPlan) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Built{SQL: s, Args: b.args}, nil
+	return b.built(s, nil), nil
 }
 
 // EventCountsTotal counts the rows of an event-counts query (X-Records).
@@ -41,7 +41,7 @@ func EventCountsTotal(d Dialect, p *query.CountsPlan) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Built{SQL: "SELECT COUNT(*) FROM (" + s + ") cnt", Args: b.args}, nil
+	return b.built("SELECT COUNT(*) FROM ("+s+") cnt", nil), nil
 }
 
 // Aggregate renders one aggregate-event-counts element: how many subjects
@@ -58,7 +58,7 @@ func Aggregate(d Dialect, p *query.CountsPlan) (*Built, error) {
 		cols = append(cols, fmt.Sprintf("COALESCE(SUM(CASE WHEN c.%s > 0 THEN 1 ELSE 0 END), 0)", c))
 	}
 	cols = append(cols, "COUNT(*)")
-	return &Built{SQL: "SELECT " + strings.Join(cols, ", ") + " FROM (" + s + ") c", Args: b.args}, nil
+	return b.built("SELECT "+strings.Join(cols, ", ")+" FROM ("+s+") c", nil), nil
 }
 
 func (b *builder) eventCounts(p *query.CountsPlan, paging bool) (string, error) {
@@ -67,24 +67,27 @@ func (b *builder) eventCounts(p *query.CountsPlan, paging bool) (string, error) 
 	}
 	subject := query.SubjectColumns(p.SummarizeBy)
 	ev := p.Events
-	inner := []string{"e.status AS status"}
-	if p.Corrective {
-		inner = append(inner, "e.corrective_change AS corrective_change")
+	var u uses
+	column := func(f *query.Field, as string) string {
+		u.field(f)
+		return b.col(f) + " AS " + as
 	}
-	cols := map[string]string{"certname": "r.certname", "resource_type": "e.resource_type",
-		"resource_title": "e.resource_title", "containing_class": "e.containing_class"}
+	inner := []string{column(query.Events.Field("status"), "status")}
+	if p.Corrective {
+		inner = append(inner, column(storedCorrective, "corrective_change"))
+	}
 	keep := append([]string(nil), subject...)
 	if p.CountBy == "certname" && p.SummarizeBy != "certname" {
 		keep = append(keep, "certname")
 	}
 	for _, c := range keep {
-		inner = append(inner, cols[c]+" AS "+c)
+		inner = append(inner, column(query.Events.Field(c), c))
 	}
 	sel := strings.Join(inner, ", ")
 	if p.CountBy == "certname" {
 		sel = "DISTINCT " + sel
 	}
-	innerSQL, err := b.statement(ev, sel, false)
+	innerSQL, err := b.statement(ev, sel, &u, false)
 	if err != nil {
 		return "", err
 	}
@@ -105,7 +108,7 @@ func (b *builder) eventCounts(p *query.CountsPlan, paging bool) (string, error) 
 		sb.WriteString("ev." + c)
 	}
 	if f := p.Filter; f != nil {
-		sb.WriteString(" HAVING " + b.countSQL(f.Count) + " " + f.Op + " " + b.arg(f.Value))
+		sb.WriteString(" HAVING " + b.countSQL(f.Count) + " " + f.Op + " " + b.countArg(f))
 	}
 	if !paging {
 		return sb.String(), nil
@@ -144,13 +147,27 @@ func (b *builder) eventCountsFromReports(p *query.CountsPlan, paging bool) (stri
 	}
 	s := "SELECT " + strings.Join(cols, ", ") + " FROM reports r" + where + " GROUP BY r.certname"
 	if f := p.Filter; f != nil {
-		s += " HAVING " + agg(f.Count) + " " + f.Op + " " + b.arg(f.Value)
+		s += " HAVING " + agg(f.Count) + " " + f.Op + " " + b.countArg(f)
 	}
 	if paging {
 		s += b.countsOrderLimit(p)
 	}
 	return s, nil
 }
+
+// countArg binds the value of a counts_filter.
+func (b *builder) countArg(f *query.CountsFilter) string {
+	if f.Op == "=" {
+		return b.arg(f.Value)
+	}
+	return b.rangeArg(f.Value)
+}
+
+// storedCorrective is the stored corrective_change of an event, which the
+// corrective counts split on (the events entity's field of that name is
+// always null, as in PuppetDB 7.12.1).
+var storedCorrective = &query.Field{Name: "corrective_change", Type: query.Boolean,
+	Table: query.EventsTable, Column: "corrective_change"}
 
 // countsOrderLimit renders ORDER BY/LIMIT/OFFSET over the counts' aliases.
 func (b *builder) countsOrderLimit(p *query.CountsPlan) string {

@@ -2,7 +2,6 @@ package sqlgen
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"reportdb/query"
@@ -15,6 +14,10 @@ type Built struct {
 	// Columns describes how the result columns are encoded, in order; a
 	// column may consume more than one SQL result column (Width).
 	Columns []OutCol
+	// ValueSensitive is set when the statement compares a bound value
+	// with a range or a regular expression: a plan made without knowing
+	// the values (a cached generic plan) may then be far from the best.
+	ValueSensitive bool
 }
 
 // OutCol is one output key of a result row.
@@ -28,8 +31,23 @@ type OutCol struct {
 }
 
 type builder struct {
-	d    Dialect
-	args []any
+	d         Dialect
+	args      []any
+	sensitive bool // see Built.ValueSensitive
+	// alias, when set, is the table every stored column is read from (a
+	// rollup's rows, which carry the dimensions under their own names)
+	alias string
+}
+
+func (b *builder) built(sql string, cols []OutCol) *Built {
+	return &Built{SQL: sql, Args: b.args, Columns: cols, ValueSensitive: b.sensitive}
+}
+
+// rangeArg binds a value compared with a range or regular-expression
+// operator.
+func (b *builder) rangeArg(v any) string {
+	b.sensitive = true
+	return b.arg(v)
 }
 
 func (b *builder) arg(v any) string {
@@ -55,38 +73,50 @@ func (b *builder) sameArg(v string) string {
 // Select renders the rows query of a plan.
 func Select(d Dialect, p *query.Plan) (*Built, error) {
 	b := &builder{d: d}
+	if rp, ok := coveredRollup(d, p, false); ok {
+		sql, cols, err := b.rollupSelect(p, rp)
+		if err != nil {
+			return nil, err
+		}
+		return b.built(sql, cols), nil
+	}
 	if len(p.OrderBy) == 0 && p.Limit == 0 && p.Offset == 0 {
 		where, err := b.where(p)
 		if err != nil {
 			return nil, err
 		}
 		if sql, cols, ok := b.dayRollup(p, where); ok {
-			return &Built{SQL: sql, Args: b.args, Columns: cols}, nil
+			return b.built(sql, cols), nil
 		}
 		b = &builder{d: d}
 	}
 	sel, cols := b.selectList(p)
-	sql, err := b.statement(p, sel, true)
+	sql, err := b.statement(p, sel, nil, true)
 	if err != nil {
 		return nil, err
 	}
-	return &Built{SQL: sql, Args: b.args, Columns: cols}, nil
+	return b.built(sql, cols), nil
 }
 
 // Count renders a statement counting the rows the plan would return with
 // no limit or offset (X-Records).
 func Count(d Dialect, p *query.Plan) (*Built, error) {
 	b := &builder{d: d}
+	if rp, ok := coveredRollup(d, p, true); ok {
+		sql, err := b.rollupCount(p, rp)
+		if err != nil {
+			return nil, err
+		}
+		return b.built(sql, nil), nil
+	}
 	sel, _ := b.selectList(p)
-	inner, err := b.statement(p, sel, false)
+	inner, err := b.statement(p, sel, nil, false)
 	if err != nil {
 		return nil, err
 	}
-	return &Built{SQL: "SELECT COUNT(*) FROM (" + inner + ") cnt", Args: b.args}, nil
+	return b.built("SELECT COUNT(*) FROM ("+inner+") cnt", nil), nil
 }
 
-// statement renders SELECT ... FROM ... WHERE ... GROUP BY ... [ORDER BY ...
-// LIMIT ... OFFSET ...].
 // where renders the WHERE clause of a plan ("" for none).
 func (b *builder) where(p *query.Plan) (string, error) {
 	var conds []string
@@ -106,16 +136,20 @@ func (b *builder) where(p *query.Plan) (string, error) {
 	return " WHERE " + strings.Join(conds, " AND "), nil
 }
 
-func (b *builder) statement(p *query.Plan, sel string, paging bool) (string, error) {
+// statement renders SELECT sel FROM ... WHERE ... GROUP BY ... [ORDER BY ...
+// LIMIT ... OFFSET ...]; selUses is what sel reads when it is not the
+// plan's own projection (nil: it is).
+func (b *builder) statement(p *query.Plan, sel string, selUses *uses, paging bool) (string, error) {
 	where, err := b.where(p)
 	if err != nil {
 		return "", err
 	}
+	u := planUses(p, selUses)
 	if paging && p.Offset > 0 && p.Entity == query.Reports && len(p.GroupBy) == 0 && !aggregates(p) {
 		// Late row lookup: page through the narrow index first, then build
 		// full rows (blobs, aggregated events) for the page only, so deep
 		// pages cost about what the first page costs.
-		inner := "SELECT r.id FROM " + p.Entity.From + where + b.orderLimit(p.OrderBy, p.Limit, p.Offset)
+		inner := "SELECT r.id FROM " + b.fromClause(p.Entity, u) + where + b.orderLimit(p.OrderBy, p.Limit, p.Offset)
 		return "SELECT " + sel + " FROM reports r JOIN (" + inner + ") pg ON pg.id = r.id" +
 			b.orderLimit(p.OrderBy, 0, 0), nil
 	}
@@ -131,18 +165,9 @@ func (b *builder) statement(p *query.Plan, sel string, paging bool) (string, err
 	if paging {
 		tail = b.orderLimit(p.OrderBy, p.Limit, p.Offset)
 	}
-	rest := sel + where + group + tail
-	from := b.from(p, rest) // numbered placeholders: text order does not matter
-	if p.Distinct == nil && p.Entity.NarrowFrom != "" && !reportAlias.MatchString(rest) {
-		// no column of the joined report is used: do not join it
-		from = p.Entity.NarrowFrom
-	}
+	from := b.from(p, u) // numbered placeholders: text order does not matter
 	return "SELECT " + sel + " FROM " + from + where + group + tail, nil
 }
-
-// reportAlias finds a use of the reports alias r (a false positive in a
-// subquery only keeps a join that was not needed).
-var reportAlias = regexp.MustCompile(`\br\.`)
 
 func aggregates(p *query.Plan) bool {
 	for _, c := range p.Columns {
@@ -159,7 +184,7 @@ func (b *builder) orderLimit(orders []query.Order, limit, offset int64) string {
 		if o.Column != nil {
 			keys[i] = orderKey{o.Column.Name, o.Desc, false}
 		} else {
-			keys[i] = orderKey{b.d.OrderKey(o.Field), o.Desc, !o.Field.NotNull}
+			keys[i] = orderKey{b.d.OrderKey(b.col(o.Field), o.Field.Type), o.Desc, !o.Field.NotNull}
 		}
 	}
 	return b.orderLimitKeys(keys, limit, offset)
@@ -205,12 +230,12 @@ func (b *builder) orderLimitKeys(keys []orderKey, limit, offset int64) string {
 	return sb.String()
 }
 
-// from renders the FROM clause. used is the rest of the statement (for
+// from renders the FROM clause of a statement that reads u (for
 // distinct_resources, whose inner query carries only the event columns the
 // statement uses).
-func (b *builder) from(p *query.Plan, used string) string {
+func (b *builder) from(p *query.Plan, u uses) string {
 	if p.Distinct == nil {
-		return p.Entity.From
+		return b.fromClause(p.Entity, u)
 	}
 	// distinct_resources: keep only the events that are the newest of
 	// their (certname, type, title, property, name) within the window.
@@ -219,13 +244,9 @@ func (b *builder) from(p *query.Plan, used string) string {
 		// One pass: the newest timestamp of each group as a window
 		// function over the columns the statement needs; statement()
 		// keeps the rows that have it.
-		cols := map[string]bool{"report_id": true, "timestamp": true}
-		for _, m := range eventAlias.FindAllStringSubmatch(used, -1) {
-			cols[m[1]] = true
-		}
 		var sel []string
 		for _, c := range eventColumns {
-			if cols[c] {
+			if c == "report_id" || c == "timestamp" || u.events[c] {
 				sel = append(sel, "e."+c)
 			}
 		}
@@ -235,17 +256,17 @@ func (b *builder) from(p *query.Plan, used string) string {
 		}
 		from := "(SELECT " + strings.Join(sel, ", ") + ", MAX(e.timestamp) OVER (PARTITION BY " + key +
 			") AS distinct_max FROM resource_events e " +
-			"JOIN reports r2 ON r2.id = e.report_id WHERE e.timestamp >= " + b.arg(w.Start) +
-			" AND e.timestamp <= " + b.arg(w.End) + ") e"
-		if reportAlias.MatchString(used) {
-			from += " JOIN reports r ON r.id = e.report_id"
+			"JOIN reports r2 ON r2.id = e.report_id WHERE e.timestamp >= " + b.rangeArg(w.Start) +
+			" AND e.timestamp <= " + b.rangeArg(w.End) + ") e"
+		if u.tables.has(query.ReportsTable) {
+			from += schema[query.ReportsTable].join
 		}
 		return from
 	}
 	// Candidates restricted to (non-)latest reports: pick the newest
 	// timestamp per group among them, then keep every stored event with
 	// that timestamp (PuppetDB does not restrict this second step).
-	cond := fmt.Sprintf("e2.timestamp >= %s AND e2.timestamp <= %s", b.arg(w.Start), b.arg(w.End))
+	cond := fmt.Sprintf("e2.timestamp >= %s AND e2.timestamp <= %s", b.rangeArg(w.Start), b.rangeArg(w.End))
 	cond += " AND " + latestSQL("e2.report_id", *p.DistinctLatest)
 	return "resource_events e JOIN reports r ON r.id = e.report_id JOIN (" +
 		"SELECT r2.certname AS certname, e2.resource_type AS resource_type, e2.resource_title AS resource_title, " +
@@ -257,14 +278,10 @@ func (b *builder) from(p *query.Plan, used string) string {
 		" AND d.ts = e.timestamp"
 }
 
-// eventColumns are the columns of resource_events; eventAlias finds the
-// ones a statement uses.
-var (
-	eventColumns = []string{"report_id", "status", "timestamp", "resource_type", "resource_title", "property",
-		"new_value", "old_value", "message", "file", "line", "containment_path", "containing_class", "name",
-		"corrective_change"}
-	eventAlias = regexp.MustCompile(`\be\.([a-z_]+)`)
-)
+// eventColumns are the columns of resource_events, in table order.
+var eventColumns = []string{"report_id", "status", "timestamp", "resource_type", "resource_title", "property",
+	"new_value", "old_value", "message", "file", "line", "containment_path", "containing_class", "name",
+	"corrective_change"}
 
 func latestSQL(col string, latest bool) string {
 	if latest {
@@ -280,7 +297,7 @@ func (b *builder) selectList(p *query.Plan) (string, []OutCol) {
 	if p.Columns == nil {
 		for _, name := range p.Entity.Output {
 			fld := p.Entity.Field(name)
-			s, c := b.fieldColumn(p.Entity, fld)
+			s, c := b.fieldColumn(fld)
 			parts = append(parts, s)
 			cols = append(cols, c)
 		}
@@ -288,7 +305,7 @@ func (b *builder) selectList(p *query.Plan) (string, []OutCol) {
 	}
 	for _, c := range p.Columns {
 		if !c.IsFunc() {
-			s, oc := b.fieldColumn(p.Entity, c.Field)
+			s, oc := b.fieldColumn(c.Field)
 			oc.Name = c.Name
 			parts = append(parts, s)
 			cols = append(cols, oc)
@@ -301,17 +318,17 @@ func (b *builder) selectList(p *query.Plan) (string, []OutCol) {
 			if c.Field == nil {
 				parts = append(parts, "COUNT(*)")
 			} else {
-				parts = append(parts, "COUNT("+c.Field.SQL+")")
+				parts = append(parts, "COUNT("+b.col(c.Field)+")")
 			}
 		case "sum":
 			oc.Type = query.Number
-			parts = append(parts, "SUM("+c.Field.SQL+")")
+			parts = append(parts, "SUM("+b.col(c.Field)+")")
 		case "avg":
 			oc.Type, oc.Width = query.Number, 2
-			parts = append(parts, "SUM("+c.Field.SQL+"), COUNT("+c.Field.SQL+")")
+			parts = append(parts, "SUM("+b.col(c.Field)+"), COUNT("+b.col(c.Field)+")")
 		case "min", "max":
 			oc.Type = c.Field.Type
-			parts = append(parts, strings.ToUpper(c.Func)+"("+c.Field.SQL+")")
+			parts = append(parts, strings.ToUpper(c.Func)+"("+b.col(c.Field)+")")
 		case "to_string":
 			oc.Type = query.String
 			parts = append(parts, b.columnExpr(c))
@@ -321,12 +338,9 @@ func (b *builder) selectList(p *query.Plan) (string, []OutCol) {
 	return strings.Join(parts, ", "), cols
 }
 
-func (b *builder) fieldColumn(e *query.Entity, fld *query.Field) (string, OutCol) {
+func (b *builder) fieldColumn(fld *query.Field) (string, OutCol) {
 	oc := OutCol{Name: fld.Name, Type: fld.Type, Width: 1}
-	sql := fld.SQL
-	if s, ok := b.d.FieldSQL(fld); ok {
-		sql = s
-	}
+	sql := b.col(fld)
 	if fld.Type == query.Blob {
 		oc.Width, oc.BlobSuffix = 2, fld.BlobSuffix
 		return sql + ", r.hash", oc
@@ -337,9 +351,9 @@ func (b *builder) fieldColumn(e *query.Entity, fld *query.Field) (string, OutCol
 // columnExpr renders a plain field or a to_string call (for GROUP BY).
 func (b *builder) columnExpr(c query.Column) string {
 	if c.Func == "to_string" {
-		return b.d.ToChar(c.Field.SQL, c.Field.Type, b.sameArg(c.Format))
+		return b.d.ToChar(b.col(c.Field), c.Field.Type, b.sameArg(c.Format))
 	}
-	return c.Field.SQL
+	return b.col(c.Field)
 }
 
 func (b *builder) expr(x query.Expr) (string, error) {
@@ -355,24 +369,29 @@ func (b *builder) expr(x query.Expr) (string, error) {
 		}
 		return "NOT (" + s + ")", nil
 	case query.Cmp:
+		col := b.col(x.Field)
 		if x.Field.Type == query.Path {
-			return b.d.PathContains(x.Field.SQL, b.arg(x.Value)), nil
+			return b.d.PathContains(col, b.arg(x.Value)), nil
 		}
 		if s, ok := x.Value.(string); ok && x.Literal {
-			return x.Field.SQL + " " + x.Op + " '" + strings.ReplaceAll(s, "'", "''") + "'", nil
+			return col + " " + x.Op + " '" + strings.ReplaceAll(s, "'", "''") + "'", nil
 		}
-		return x.Field.SQL + " " + x.Op + " " + b.arg(x.Value), nil
+		if x.Op != "=" {
+			return col + " " + x.Op + " " + b.rangeArg(x.Value), nil
+		}
+		return col + " " + x.Op + " " + b.arg(x.Value), nil
 	case query.Match:
+		col := b.col(x.Field)
 		if x.Field.Type == query.Path {
-			return b.d.PathRegex(x.Field.SQL, b.arg(x.Pattern)), nil
+			return b.d.PathRegex(col, b.rangeArg(x.Pattern)), nil
 		}
-		cond := x.Field.SQL + " IS NOT NULL"
+		cond := col + " IS NOT NULL"
 		if x.Field.Type == query.String {
 			if pre, exact := regexPrefix(x.Pattern); pre != "" {
 				// implied by the match; lets an index on the column serve it
-				cond = x.Field.SQL + " >= " + b.arg(pre)
+				cond = col + " >= " + b.rangeArg(pre)
 				if end := prefixEnd(pre); end != "" {
-					cond += " AND " + x.Field.SQL + " < " + b.arg(end)
+					cond += " AND " + col + " < " + b.rangeArg(end)
 				}
 				if exact {
 					// the range is the whole condition
@@ -380,43 +399,45 @@ func (b *builder) expr(x query.Expr) (string, error) {
 				}
 			}
 		}
-		return "(" + cond + " AND " + b.d.Regex(x.Field.SQL, b.arg(x.Pattern)) + ")", nil
+		return "(" + cond + " AND " + b.d.Regex(col, b.rangeArg(x.Pattern)) + ")", nil
 	case query.IsNull:
 		if x.Null {
-			return x.Field.SQL + " IS NULL", nil
+			return b.col(x.Field) + " IS NULL", nil
 		}
-		return x.Field.SQL + " IS NOT NULL", nil
+		return b.col(x.Field) + " IS NOT NULL", nil
 	case query.InValues:
 		ps := make([]string, len(x.Values))
 		for i, v := range x.Values {
 			ps[i] = b.arg(v)
 		}
-		return x.Field.SQL + " IN (" + strings.Join(ps, ", ") + ")", nil
+		return b.col(x.Field) + " IN (" + strings.Join(ps, ", ") + ")", nil
 	case query.InQuery:
 		sub := x.Sub
 		parts := make([]string, len(sub.Columns))
 		for i, c := range sub.Columns {
-			parts[i] = c.Field.SQL
+			parts[i] = b.col(c.Field)
 		}
-		inner, err := b.statement(sub, strings.Join(parts, ", "), true)
+		inner, err := b.statement(sub, strings.Join(parts, ", "), nil, true)
 		if err != nil {
 			return "", err
 		}
 		if len(x.Fields) == 1 {
-			return x.Fields[0].SQL + " IN (" + inner + ")", nil
+			return b.col(x.Fields[0]) + " IN (" + inner + ")", nil
 		}
 		locals := make([]string, len(x.Fields))
 		for i, f := range x.Fields {
-			locals[i] = f.SQL
+			locals[i] = b.col(f)
 		}
 		return "(" + strings.Join(locals, ", ") + ") IN (" + inner + ")", nil
 	case query.LatestReport:
-		return latestSQL(x.Field.SQL, x.Latest), nil
+		return latestSQL(b.col(x.Field), x.Latest), nil
 	case query.NodeState:
+		// certnames records deactivation and expiry (always null unless
+		// a store learns them)
 		if x.Active {
-			return x.Certname + " IN (SELECT certname FROM certnames WHERE deactivated IS NULL AND expired IS NULL)", nil
+			return b.col(x.Field) + " IN (SELECT certname FROM certnames WHERE deactivated IS NULL AND expired IS NULL)", nil
 		}
-		return x.Certname + " IN (SELECT certname FROM certnames WHERE deactivated IS NOT NULL OR expired IS NOT NULL)", nil
+		return b.col(x.Field) + " IN (SELECT certname FROM certnames WHERE deactivated IS NOT NULL OR expired IS NOT NULL)", nil
 	case query.Const:
 		if x.Value {
 			return "1 = 1", nil

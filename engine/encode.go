@@ -1,6 +1,7 @@
-package httpapi
+package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -178,4 +179,59 @@ func asInt(v any) (int64, bool) {
 		return int64(x), true
 	}
 	return 0, false
+}
+
+// countValue renders a count as a JSON integer, whatever numeric type the
+// driver returned (0 for NULL).
+func countValue(v any) jsonv.Number {
+	if n, ok := asInt(v); ok {
+		return jsonv.Number(strconv.FormatInt(n, 10))
+	}
+	switch x := v.(type) {
+	case float64:
+		return jsonv.Number(strconv.FormatInt(int64(x), 10))
+	case string:
+		return jsonv.Number(x)
+	case []byte:
+		return jsonv.Number(x)
+	}
+	return "0"
+}
+
+// textValue reads a text column (nil for NULL).
+func textValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	}
+	return nil
+}
+
+// explainJSON turns a JSON plan (text, or as decoded by the driver) into a
+// jsonv value.
+func explainJSON(v any) (any, bool) {
+	var b []byte
+	switch x := v.(type) {
+	case string:
+		b = []byte(x)
+	case []byte:
+		b = x
+	case map[string]any, []any:
+		var err error
+		if b, err = json.Marshal(x); err != nil {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	j, err := jsonv.Parse(b)
+	if err != nil {
+		return nil, false
+	}
+	if _, ok := j.(string); ok {
+		return nil, false
+	}
+	return j, true
 }

@@ -1,28 +1,30 @@
-package query
+package httpapi
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
 	"reportdb"
 	"reportdb/jsonv"
+	"reportdb/query"
 )
 
-// Param is one request parameter: from a URL query string (Str set) or a
+// param is one request parameter: from a URL query string (Str set) or a
 // POST body member (JSON set, IsJSON true).
-type Param struct {
+type param struct {
 	Name   string
 	Str    string
 	JSON   any
 	IsJSON bool
 }
 
-// ParseQueryString splits a raw URL query string into parameters in their
+// parseQueryString splits a raw URL query string into parameters in their
 // order, decoding %XX and '+' like a form. A parameter given twice is an
 // error (PuppetDB answers 500 with a ClassCastException there).
-func ParseQueryString(raw string) ([]Param, error) {
-	var out []Param
+func parseQueryString(raw string) ([]param, error) {
+	var out []param
 	seen := map[string]bool{}
 	for raw != "" {
 		var kv string
@@ -43,18 +45,17 @@ func ParseQueryString(raw string) ([]Param, error) {
 			return nil, reportdb.Errorf(reportdb.EINVALID, "Parameter '%s' may only be given once", key)
 		}
 		seen[key] = true
-		out = append(out, Param{Name: key, Str: val})
+		out = append(out, param{Name: key, Str: val})
 	}
 	return out, nil
 }
 
-// ParseBody turns a POST body (a JSON object, or null) into parameters.
-func ParseBody(body []byte) ([]Param, error) {
-	v, rest, empty, err := jsonv.ParseFirst(body)
+// parseBody turns a POST body (a JSON object, or null) into parameters.
+func parseBody(body []byte) ([]param, error) {
+	v, _, empty, err := jsonv.ParseFirst(body)
 	if err != nil {
 		return nil, jsonError(err)
 	}
-	_ = rest
 	if empty || v == nil {
 		return nil, nil
 	}
@@ -62,9 +63,9 @@ func ParseBody(body []byte) ([]Param, error) {
 	if !ok {
 		return nil, reportdb.Errorf(reportdb.EINVALID, "The POST body must be a JSON object of query parameters, got %s", jsonv.TypeName(v))
 	}
-	out := make([]Param, 0, len(o.Keys))
+	out := make([]param, 0, len(o.Keys))
 	for i, k := range o.Keys {
-		out = append(out, Param{Name: k, JSON: o.Values[i], IsJSON: true})
+		out = append(out, param{Name: k, JSON: o.Values[i], IsJSON: true})
 	}
 	return out, nil
 }
@@ -116,56 +117,20 @@ func allowed(k Kind) (names []string, required string) {
 	return names, required
 }
 
-// Options are the validated request parameters of a query.
-type Options struct {
-	Query        any // parsed AST; nil = no filter
-	QuerySet     bool
-	QueryText    string // the raw query text (root endpoint: may be PQL)
-	OrderBy      []OrderSpec
-	OrderBySet   bool
-	Limit        int64 // 0 = none
-	Offset       int64
-	LimitSet     bool
-	OffsetSet    bool
-	IncludeTotal bool
-	Pretty       bool
-	ASTOnly      bool
-	Explain      bool
-	Distinct     *DistinctWindow
-	SummarizeBy  string
-	CountBy      string
-	CountsFilter any
-}
-
-// OrderSpec is one validated order_by entry (the field not yet resolved).
-type OrderSpec struct {
-	Field string
-	Desc  bool
-}
-
-// DistinctWindow is the distinct_resources time window (inclusive, Unix ms).
-type DistinctWindow struct{ Start, End int64 }
-
-// RootQueryIsPQL reports whether a root-endpoint query string is PQL rather
-// than the JSON AST.
-func RootQueryIsPQL(s string) bool {
-	return !strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "[")
-}
-
-// ParseOptions validates the parameters of an endpoint of kind k in
+// parseOptions validates the parameters of an endpoint of kind k in
 // PuppetDB's order (SPEC §9.4): JSON parsing of query/order_by/
 // counts_filter, missing then unknown parameters, order_by structure, limit,
 // offset, explain, the distinct_* combination. Endpoint-specific checks
 // (summarize_by values, order_by columns, the query itself) come later.
-func ParseOptions(k Kind, params []Param) (*Options, error) {
-	o := &Options{}
-	get := map[string]*Param{}
+func parseOptions(k Kind, params []param) (*query.Options, error) {
+	o := &query.Options{}
+	get := map[string]*param{}
 	for i := range params {
 		get[params[i].Name] = &params[i]
 	}
 	// 1. JSON values
 	if p := get["query"]; p != nil {
-		if err := o.parseQuery(k, p); err != nil {
+		if err := parseQueryParam(o, k, p); err != nil {
 			return nil, err
 		}
 	}
@@ -194,7 +159,7 @@ func ParseOptions(k Kind, params []Param) (*Options, error) {
 		return nil, reportdb.Errorf(reportdb.EINVALID, "Missing required query parameter '%s'", required)
 	}
 	for _, p := range params {
-		if !contains(names, p.Name) {
+		if !slices.Contains(names, p.Name) {
 			return nil, reportdb.Errorf(reportdb.EINVALID, "Unsupported query parameter '%s'", p.Name)
 		}
 	}
@@ -233,7 +198,7 @@ func ParseOptions(k Kind, params []Param) (*Options, error) {
 	o.Pretty = boolParam(get["pretty"])
 	o.ASTOnly = boolParam(get["ast_only"])
 	// 4. distinct_*
-	if err := o.parseDistinct(get); err != nil {
+	if err := parseDistinct(o, get); err != nil {
 		return nil, err
 	}
 	if p := get["summarize_by"]; p != nil {
@@ -245,16 +210,7 @@ func ParseOptions(k Kind, params []Param) (*Options, error) {
 	return o, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func (o *Options) parseQuery(k Kind, p *Param) error {
+func parseQueryParam(o *query.Options, k Kind, p *param) error {
 	if p.IsJSON {
 		switch v := p.JSON.(type) {
 		case nil:
@@ -262,11 +218,11 @@ func (o *Options) parseQuery(k Kind, p *Param) error {
 		case string:
 			if k == KindRoot {
 				o.QueryText, o.QuerySet = v, true
-				if RootQueryIsPQL(v) {
+				if query.RootQueryIsPQL(v) {
 					return nil
 				}
 			}
-			return o.parseQueryText(v)
+			return parseQueryText(o, v)
 		default:
 			o.Query, o.QuerySet = v, true
 			return nil
@@ -274,14 +230,14 @@ func (o *Options) parseQuery(k Kind, p *Param) error {
 	}
 	if k == KindRoot {
 		o.QueryText, o.QuerySet = p.Str, true
-		if RootQueryIsPQL(p.Str) {
+		if query.RootQueryIsPQL(p.Str) {
 			return nil
 		}
 	}
-	return o.parseQueryText(p.Str)
+	return parseQueryText(o, p.Str)
 }
 
-func (o *Options) parseQueryText(s string) error {
+func parseQueryText(o *query.Options, s string) error {
 	v, rest, empty, err := jsonv.ParseFirst([]byte(s))
 	if err != nil {
 		return jsonError(err)
@@ -301,7 +257,7 @@ func (o *Options) parseQueryText(s string) error {
 	return nil
 }
 
-func paramText(p *Param) string {
+func paramText(p *param) string {
 	if !p.IsJSON {
 		return p.Str
 	}
@@ -313,7 +269,7 @@ func paramText(p *Param) string {
 
 // intParam parses limit/offset like Java's Integer.parseInt (optional sign,
 // digits only, 32-bit), or a JSON integer / numeric string in a POST body.
-func intParam(p *Param) (int64, bool) {
+func intParam(p *param) (int64, bool) {
 	s := ""
 	if p.IsJSON {
 		switch v := p.JSON.(type) {
@@ -346,7 +302,7 @@ func intParam(p *Param) (int64, bool) {
 	return n, true
 }
 
-func boolParam(p *Param) bool {
+func boolParam(p *param) bool {
 	if p == nil {
 		return false
 	}
@@ -362,7 +318,7 @@ func boolParam(p *Param) bool {
 	return strings.EqualFold(p.Str, "true")
 }
 
-func parseOrderByJSON(p *Param) (any, error) {
+func parseOrderByJSON(p *param) (any, error) {
 	if p.IsJSON {
 		if s, ok := p.JSON.(string); ok {
 			return nil, reportdb.Errorf(reportdb.EINVALID, "Illegal value '%s' for :order_by; expected an array of maps.", s)
@@ -376,7 +332,7 @@ func parseOrderByJSON(p *Param) (any, error) {
 	return v, nil
 }
 
-func validateOrderBy(v any) ([]OrderSpec, error) {
+func validateOrderBy(v any) ([]query.OrderSpec, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -390,7 +346,7 @@ func validateOrderBy(v any) ([]OrderSpec, error) {
 			return nil, notMaps
 		}
 	}
-	specs := make([]OrderSpec, 0, len(arr))
+	specs := make([]query.OrderSpec, 0, len(arr))
 	for _, e := range arr {
 		m := e.(*jsonv.Object)
 		for _, k := range m.Keys {
@@ -406,7 +362,7 @@ func validateOrderBy(v any) ([]OrderSpec, error) {
 		if !ok {
 			return nil, reportdb.Errorf(reportdb.EINVALID, "Illegal value '%s' in :order_by; 'field' must be a string.", jsonv.Clojure(m))
 		}
-		spec := OrderSpec{Field: field}
+		spec := query.OrderSpec{Field: field}
 		if ov, ok := m.Get("order"); ok && ov != nil {
 			os, _ := ov.(string)
 			switch strings.ToLower(os) {
@@ -422,7 +378,7 @@ func validateOrderBy(v any) ([]OrderSpec, error) {
 	return specs, nil
 }
 
-func (o *Options) parseDistinct(get map[string]*Param) error {
+func parseDistinct(o *query.Options, get map[string]*param) error {
 	dr, ds, de := get["distinct_resources"], get["distinct_start_time"], get["distinct_end_time"]
 	if dr == nil && ds == nil && de == nil {
 		return nil
@@ -439,23 +395,16 @@ func (o *Options) parseDistinct(get map[string]*Param) error {
 		return reportdb.Errorf(reportdb.EINVALID, "query parameters 'distinct_start_time' and 'distinct_end_time' must be valid datetime strings: %s %s", paramText(ds), paramText(de))
 	}
 	if boolParam(dr) {
-		o.Distinct = &DistinctWindow{Start: start, End: end}
+		o.Distinct = &query.DistinctWindow{Start: start, End: end}
 	}
 	return nil
 }
 
-func parseTimeParam(p *Param) (int64, bool) {
+func parseTimeParam(p *param) (int64, bool) {
 	if p.IsJSON {
 		if n, ok := p.JSON.(jsonv.Number); ok {
-			return numberMillis(n)
+			return query.NumberMillis(n)
 		}
 	}
-	return ParseTimestampValue(paramText(p))
+	return query.ParseTimestampValue(paramText(p))
 }
-
-// Error helpers shared by the planner.
-func invalidf(format string, args ...any) error {
-	return reportdb.Errorf(reportdb.EINVALID, format, args...)
-}
-
-func clj(v any) string { return jsonv.Clojure(v) }

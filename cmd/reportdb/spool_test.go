@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"reportdb/internal/config"
+	"reportdb/jsonv"
+	"reportdb/wire"
+)
+
+// TestStartWithoutPostgres: with PostgreSQL unreachable reportdb starts,
+// answers queries 503 with a message and Retry-After, spools submissions
+// (200 {"uuid"}; with secondsToWaitForCompletion a 503 timed-out body, as
+// PuppetDB answers a queued command it could not process in time), shows
+// the backlog in queue_depth and /metrics, and refuses past the spool
+// limit with 503 and Retry-After.
+func TestStartWithoutPostgres(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	cfg.Database = "postgres://postgres@127.0.0.1:1/reportdb?connect_timeout=2" // nothing listens on port 1
+	body0, cn0 := corpusReport(t, 0)
+	body1, cn1 := corpusReport(t, 1)
+	body2, cn2 := corpusReport(t, 2)
+	cfg.SpoolMaxBytes = spoolSize(t, body0) + spoolSize(t, body1) + spoolSize(t, body2)/2 // room for two reports, not three
+	base := "http://" + startInProcess(t, cfg).HTTP
+
+	code, hdr, msg := get(t, base+"/pdb/query/v4/reports")
+	if code != 503 || hdr.Get("Retry-After") == "" || !strings.Contains(msg, "database is unavailable") {
+		t.Errorf("query: %d %q %v", code, msg, hdr)
+	}
+	status, msg, err := submit(http.DefaultClient, base, body0, cn0)
+	var doc map[string]any
+	json.Unmarshal([]byte(msg), &doc)
+	if err != nil || status != 200 || len(doc) != 1 || doc["uuid"] == nil {
+		t.Fatalf("spooled submission: %d %q %v", status, msg, err)
+	}
+	resp, err := http.Post(commandURL(base, cn1)+"&secondsToWaitForCompletion=0.3", "application/json", bytes.NewReader(body1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	doc = nil
+	json.Unmarshal(b, &doc)
+	if resp.StatusCode != 503 || doc["processed"] != false || doc["timed_out"] != true || doc["uuid"] == nil {
+		t.Errorf("waiting for a spooled report: %d %s", resp.StatusCode, b)
+	}
+	var st struct {
+		State  string `json:"state"`
+		Status struct {
+			QueueDepth int `json:"queue_depth"`
+		} `json:"status"`
+	}
+	code, _, msg = get(t, base+"/status/v1/services/puppetdb-status")
+	json.Unmarshal([]byte(msg), &st)
+	if code != 503 || st.State != "error" || st.Status.QueueDepth != 2 {
+		t.Errorf("status: %d %s", code, msg)
+	}
+	m := scrape(t, http.DefaultClient, base)
+	if q := m[`reportdb_ingest_reports_total{channel="command",outcome="queued"}`]; q != 2 {
+		t.Errorf("ingest metric outcome queued: %v", q)
+	}
+	if m["reportdb_spool_reports"] != 2 || m["reportdb_spool_bytes"] <= 0 || m["reportdb_spool_oldest_age_seconds"] <= 0 {
+		t.Errorf("spool metrics: reports %v bytes %v age %v", m["reportdb_spool_reports"], m["reportdb_spool_bytes"], m["reportdb_spool_oldest_age_seconds"])
+	}
+	resp, err = http.Post(commandURL(base, cn2), "application/json", bytes.NewReader(body2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "spool") {
+		t.Errorf("past the spool limit: %d %q", resp.StatusCode, b)
+	}
+	// a bad report is still a 400, not spooled
+	status, msg, _ = submit(http.DefaultClient, base, []byte(`{"certname":"x"}`), "x")
+	if status != 400 {
+		t.Errorf("invalid report with the database down: %d %q", status, msg)
+	}
+}
+
+// spoolSize is the size of a wire v8 report's spool record.
+func spoolSize(t *testing.T, body []byte) int64 {
+	v, err := jsonv.Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := wire.Decode(8, v, time.Now().UnixMilli())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(r)
+	return int64(len(b)) + 16
+}

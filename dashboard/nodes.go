@@ -1,0 +1,166 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+)
+
+// nodesPageSize is the default of the nodes page's n (rows per page);
+// maxNodesPageSize its largest value.
+const (
+	nodesPageSize    = 50
+	maxNodesPageSize = 500
+)
+
+type nodeRow struct {
+	Certname    string  `json:"certname"`
+	Environment *string `json:"report_environment"`
+	Status      *string `json:"latest_report_status"`
+	NoopPending *bool   `json:"latest_report_noop_pending"`
+	ReportTime  *string `json:"report_timestamp"`
+	Hash        *string `json:"latest_report_hash"`
+	Shown       string  `json:"-"`
+}
+
+type nodesData struct {
+	Status, Environment, Q, N string
+	Regex                     bool
+	Sort, Order               string
+	Statuses, Envs            []string
+	Rows                      []nodeRow
+	Pager                     pager
+	Sorts                     []sortLink
+}
+
+type sortLink struct {
+	Field, Label, Link, Current string
+}
+
+// nodeSorts are the sortable columns: dashboard name -> API field.
+var nodeSorts = map[string]string{
+	"certname": "certname", "environment": "report_environment",
+	"status": "latest_report_status", "time": "report_timestamp",
+}
+
+func (d *Dashboard) nodes(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	data := &nodesData{Status: v.Get("status"), Environment: v.Get("environment"), Q: v.Get("q"),
+		Regex: v.Get("regex") != "", Sort: v.Get("sort"), Order: v.Get("order"), N: v.Get("n"), Statuses: Statuses}
+	if data.Sort == "" {
+		data.Sort = "certname"
+	}
+	if data.Order == "" {
+		data.Order = "asc"
+	}
+	field, ok := nodeSorts[data.Sort]
+	if !ok {
+		d.fail(w, r, 400, badRequest("unknown sort %q: one of certname, environment, status, time", data.Sort))
+		return
+	}
+	if data.Order != "asc" && data.Order != "desc" {
+		d.fail(w, r, 400, badRequest("order must be asc or desc, not %q", data.Order))
+		return
+	}
+	page, err := pageParam(v)
+	if err != nil {
+		d.fail(w, r, 400, err)
+		return
+	}
+	size := nodesPageSize
+	if s := v.Get("n"); s != "" {
+		if size, err = strconv.Atoi(s); err != nil || size < 1 || size > maxNodesPageSize {
+			d.fail(w, r, 400, badRequest("n (rows per page) must be a number from 1 to %d, not %q", maxNodesPageSize, s))
+			return
+		}
+	}
+	cutoff := d.o.Now().Add(-d.o.Unresponsive)
+	sf, err := statusFilter(data.Status, cutoff)
+	if err != nil {
+		d.fail(w, r, 400, err)
+		return
+	}
+	var nameFilter, envFilter any
+	if data.Q != "" {
+		pat := regexp.QuoteMeta(data.Q)
+		if data.Regex {
+			pat = data.Q
+		}
+		nameFilter = []any{"~", "certname", pat}
+	}
+	if data.Environment != "" {
+		envFilter = []any{"=", "report_environment", data.Environment}
+	}
+	ctx := r.Context()
+	orders := []Order{{field, data.Order}}
+	if field != "certname" {
+		orders = append(orders, Order{"certname", "asc"})
+	}
+	// without a certname filter the fleet state knows the total: the API
+	// need not count the nodes (half the page's time at 10,000 nodes)
+	total, known := 0, false
+	if nameFilter == nil && d.o.Fleet != nil && d.o.Fleet.Ready() {
+		known = true
+		for st, envs := range d.o.Fleet.NodeCounts(cutoff) {
+			if data.Status != "" && st != data.Status {
+				continue
+			}
+			for env, n := range envs {
+				if data.Environment == "" || env == data.Environment {
+					total += n
+				}
+			}
+		}
+	}
+	rows, apiTotal, err := queryAll[nodeRow](ctx, d.o.API, Request{Query: from("nodes",
+		[]any{"certname", "report_environment", "latest_report_status", "latest_report_noop_pending", "report_timestamp", "latest_report_hash"},
+		and(sf, envFilter, nameFilter)), OrderBy: orders, Limit: size, Offset: (page - 1) * size, Total: !known})
+	if err != nil {
+		d.fail(w, r, 500, err)
+		return
+	}
+	if !known {
+		total = apiTotal
+	}
+	for i := range rows {
+		rows[i].Shown = nodeStatus(rows[i].Status, rows[i].NoopPending, rows[i].ReportTime, cutoff)
+	}
+	data.Rows = rows
+	type env struct {
+		Name string `json:"name"`
+	}
+	envs, _, err := queryAll[env](ctx, d.o.API, Request{Query: []any{"from", "environments"}})
+	if err != nil {
+		d.fail(w, r, 500, err)
+		return
+	}
+	for _, e := range envs {
+		data.Envs = append(data.Envs, e.Name)
+	}
+	sort.Strings(data.Envs)
+	base := url.Values{}
+	for _, k := range []string{"status", "environment", "q", "regex", "sort", "order", "n"} {
+		if s := v.Get(k); s != "" {
+			base.Set(k, s)
+		}
+	}
+	data.Pager = newPager(base, Prefix+"nodes", page, size, total)
+	for _, s := range []struct{ f, l string }{{"certname", "Certname"}, {"environment", "Environment"}, {"status", "Status"}, {"time", "Latest report"}} {
+		o := "asc"
+		cur := ""
+		if s.f == data.Sort {
+			cur = data.Order
+			if data.Order == "asc" {
+				o = "desc"
+			}
+		} else if s.f == "time" {
+			o = "desc"
+		}
+		data.Sorts = append(data.Sorts, sortLink{Field: s.f, Label: s.l, Current: cur,
+			Link: link(Prefix+"nodes", "status", data.Status, "environment", data.Environment, "q", data.Q,
+				"regex", v.Get("regex"), "sort", s.f, "order", o, "n", v.Get("n"))})
+	}
+	d.render(w, r, "nodes", "Nodes", data)
+}

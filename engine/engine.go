@@ -1,0 +1,326 @@
+// Package engine runs compiled queries: it is the only code that renders a
+// query.Plan as SQL (through package sqlgen, in the backend's dialect) and
+// the only code that executes query statements. It hands back rows encoded
+// as PuppetDB's JSON, and runs a query and its total (include_total) in one
+// snapshot so that they agree. It knows nothing about HTTP.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"reportdb/jsonv"
+	"reportdb/query"
+	"reportdb/query/sqlgen"
+	"reportdb/store"
+)
+
+// Backend is a store that the engine can query: the storage contract and
+// the SQL dialect its statements must be written in.
+type Backend interface {
+	store.Backend
+	Dialect() sqlgen.Dialect
+}
+
+// Engine runs queries on a backend.
+type Engine struct {
+	b Backend
+}
+
+// New returns an engine over b. The backend is asked for its dialect at
+// each query (a backend that connects late may learn it then).
+func New(b Backend) *Engine { return &Engine{b: b} }
+
+// Rows are a query's rows, read one at a time.
+type Rows struct {
+	rows   store.Rows
+	encode func(b []byte) ([]byte, error)
+}
+
+// Next advances to the next row (false at the end or on an error: see Err).
+func (r *Rows) Next() bool { return r.rows.Next() }
+
+// Err is the error that ended the rows, if any.
+func (r *Rows) Err() error { return r.rows.Err() }
+
+// AppendJSON appends the current row as a compact JSON object.
+func (r *Rows) AppendJSON(b []byte) ([]byte, error) { return r.encode(b) }
+
+func statement(b *sqlgen.Built) store.Statement {
+	return store.Statement{SQL: b.SQL, Args: b.Args, ValueSensitive: b.ValueSensitive}
+}
+
+// run executes a statement and, when count is not nil, the count of its
+// rows first, in one snapshot; fn gets the rows and the count (-1 when
+// not asked for).
+func (e *Engine) run(ctx context.Context, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
+	exec := func(q store.Querier) error {
+		var total int64 = -1
+		if count != nil {
+			n, err := scalar(ctx, q, count)
+			if err != nil {
+				return err
+			}
+			total = n
+		}
+		rows, err := q.Query(ctx, statement(rowsSQL))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		return fn(rows, total)
+	}
+	if count != nil {
+		return e.b.Snapshot(ctx, exec)
+	}
+	return exec(e.b)
+}
+
+func scalar(ctx context.Context, q store.Querier, b *sqlgen.Built) (int64, error) {
+	rows, err := q.Query(ctx, statement(b))
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var v any
+	if rows.Next() {
+		if err := rows.Scan(&v); err != nil {
+			return 0, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	n, _ := asInt(v)
+	return n, nil
+}
+
+// render renders the rows statement of p and, when withTotal is set, its
+// count statement.
+func render[P any](d sqlgen.Dialect, p P, withTotal bool, rows, count func(sqlgen.Dialect, P) (*sqlgen.Built, error)) (*sqlgen.Built, *sqlgen.Built, error) {
+	b, err := rows(d, p)
+	if err != nil || !withTotal {
+		return b, nil, err
+	}
+	c, err := count(d, p)
+	return b, c, err
+}
+
+// Query runs a plan and calls fn with its rows and, when withTotal is
+// set, the number of rows it has without limit and offset (else -1).
+func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn func(rows *Rows, total int64) error) error {
+	built, count, err := render(e.b.Dialect(), p, withTotal, sqlgen.Select, sqlgen.Count)
+	if err != nil {
+		return err
+	}
+	return e.run(ctx, built, count, func(rows store.Rows, total int64) error {
+		enc := newRowEncoder(built.Columns)
+		return fn(&Rows{rows: rows, encode: func(b []byte) ([]byte, error) {
+			if err := rows.Scan(enc.dest...); err != nil {
+				return nil, err
+			}
+			return enc.appendRow(b)
+		}}, total)
+	})
+}
+
+// EventCounts runs an event-counts plan: rows are
+// {"failures":..,"skips":..,"successes":..,"noops":..,"subject_type":..,"subject":{..}}.
+func (e *Engine) EventCounts(ctx context.Context, p *query.CountsPlan, withTotal bool, fn func(rows *Rows, total int64) error) error {
+	built, count, err := render(e.b.Dialect(), p, withTotal, sqlgen.EventCounts, sqlgen.EventCountsTotal)
+	if err != nil {
+		return err
+	}
+	subject := query.SubjectColumns(p.SummarizeBy)
+	counts := query.CountColumns(p.Corrective)
+	return e.run(ctx, built, count, func(rows store.Rows, total int64) error {
+		vals := make([]any, len(subject)+len(counts))
+		dest := make([]any, len(vals))
+		for i := range vals {
+			dest[i] = &vals[i]
+		}
+		return fn(&Rows{rows: rows, encode: func(b []byte) ([]byte, error) {
+			if err := rows.Scan(dest...); err != nil {
+				return nil, err
+			}
+			o := &jsonv.Object{}
+			for i, c := range counts {
+				o.Keys = append(o.Keys, c)
+				o.Values = append(o.Values, countValue(vals[len(subject)+i]))
+			}
+			sub := &jsonv.Object{}
+			if p.SummarizeBy == "resource" {
+				sub.Keys = []string{"type", "title"}
+				sub.Values = []any{textValue(vals[0]), textValue(vals[1])}
+			} else {
+				sub.Keys = []string{"title"}
+				sub.Values = []any{textValue(vals[0])}
+			}
+			o.Keys = append(o.Keys, "subject_type", "subject")
+			o.Values = append(o.Values, p.SummarizeBy, sub)
+			return jsonv.AppendCompact(b, o), nil
+		}}, total)
+	})
+}
+
+// AggregateEventCounts runs an aggregate-event-counts plan: one object per
+// summarize_by value, {"summarize_by":..,"failures":..,...,"total":..},
+// all read in one snapshot.
+func (e *Engine) AggregateEventCounts(ctx context.Context, ap *query.AggregatePlan) ([]any, error) {
+	builts := make([]*sqlgen.Built, len(ap.Pieces))
+	for i, p := range ap.Pieces {
+		b, err := sqlgen.Aggregate(e.b.Dialect(), p)
+		if err != nil {
+			return nil, err
+		}
+		builts[i] = b
+	}
+	var result []any
+	err := e.b.Snapshot(ctx, func(q store.Querier) error {
+		for i, b := range builts {
+			p := ap.Pieces[i]
+			counts := query.CountColumns(p.Corrective)
+			vals := make([]any, len(counts)+1)
+			dest := make([]any, len(vals))
+			for j := range vals {
+				dest[j] = &vals[j]
+			}
+			rows, err := q.Query(ctx, statement(b))
+			if err != nil {
+				return err
+			}
+			if rows.Next() {
+				err = rows.Scan(dest...)
+			}
+			if err == nil {
+				err = rows.Err()
+			}
+			rows.Close()
+			if err != nil {
+				return err
+			}
+			o := &jsonv.Object{Keys: []string{"summarize_by"}, Values: []any{p.SummarizeBy}}
+			for j, c := range counts {
+				o.Keys = append(o.Keys, c)
+				o.Values = append(o.Values, countValue(vals[j]))
+			}
+			o.Keys = append(o.Keys, "total")
+			o.Values = append(o.Values, countValue(vals[len(counts)]))
+			result = append(result, o)
+		}
+		return nil
+	})
+	return result, err
+}
+
+// Explain describes how the backend runs a plan's statement
+// (explain=analyze): PostgreSQL's JSON plan, or SQLite's plan lines.
+func (e *Engine) Explain(ctx context.Context, p *query.Plan) (any, error) {
+	built, err := sqlgen.Select(e.b.Dialect(), p)
+	if err != nil {
+		return nil, err
+	}
+	st := statement(built)
+	st.SQL = e.b.Dialect().Explain(st.SQL)
+	var lines []any
+	err = e.b.Snapshot(ctx, func(q store.Querier) error {
+		rows, err := q.Query(ctx, st)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		n := rows.NumColumns()
+		vals := make([]any, n)
+		ptrs := make([]any, n)
+		for i := range ptrs {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				return err
+			}
+			if n == 1 {
+				if v, ok := explainJSON(vals[0]); ok {
+					lines = append(lines, v)
+					continue
+				}
+			}
+			var parts []string
+			for _, v := range vals {
+				switch x := v.(type) {
+				case string:
+					parts = append(parts, x)
+				case []byte:
+					parts = append(parts, string(x))
+				case nil:
+				default:
+					parts = append(parts, fmt.Sprint(x))
+				}
+			}
+			lines = append(lines, strings.Join(parts, " "))
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	var plan any = lines
+	if len(lines) == 1 {
+		if _, isText := lines[0].(string); !isText {
+			plan = lines[0]
+		}
+	}
+	return plan, nil
+}
+
+// Exists reports whether entity e has a row whose field equals value
+// (e.g. a report with that hash, of any type).
+func (e *Engine) Exists(ctx context.Context, ent *query.Entity, field, value string) (bool, error) {
+	f := ent.Field(field)
+	p := &query.Plan{Entity: ent, Columns: []query.Column{{Name: f.Name, Field: f}},
+		Filter: query.Cmp{Op: "=", Field: f, Value: value}, Limit: 1}
+	found := false
+	err := e.Query(ctx, p, false, func(rows *Rows, _ int64) error {
+		found = rows.Next()
+		return rows.Err()
+	})
+	return found, err
+}
+
+// ReportDocument returns a report's stored document (query.Reports blob
+// field: "metrics" or "logs") as JSON text, and whether the report exists.
+func (e *Engine) ReportDocument(ctx context.Context, hash, field string) ([]byte, bool, error) {
+	f := query.Reports.Field(field)
+	if f == nil || f.Type != query.Blob {
+		return nil, false, fmt.Errorf("engine: %q is not a report document", field)
+	}
+	h := query.Reports.Field("hash")
+	p := &query.Plan{Entity: query.Reports, Columns: []query.Column{{Name: f.Name, Field: f}},
+		Filter: query.Cmp{Op: "=", Field: h, Value: hash}}
+	built, err := sqlgen.Select(e.b.Dialect(), p)
+	if err != nil {
+		return nil, false, err
+	}
+	var data []byte
+	found := false
+	err = e.run(ctx, built, nil, func(rows store.Rows, _ int64) error {
+		if rows.Next() {
+			found = true
+			var doc, hash any
+			if err := rows.Scan(&doc, &hash); err != nil {
+				return err
+			}
+			switch d := doc.(type) {
+			case string:
+				data = []byte(d)
+			case []byte:
+				data = append([]byte(nil), d...)
+			default:
+				data = []byte("null")
+			}
+		}
+		return rows.Err()
+	})
+	return data, found, err
+}

@@ -1,0 +1,313 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"reportdb"
+	"reportdb/engine"
+	"reportdb/internal/pgtest"
+	"reportdb/postgres"
+	"reportdb/query"
+	"reportdb/query/sqlgen"
+	"reportdb/sqlite"
+	"reportdb/store"
+)
+
+// Rollups answer covered aggregates; these tests compare every answer with
+// the scanning path (the same engine with rollups turned off) on random
+// data: reports out of order, duplicates, timestamps on and next to bucket
+// boundaries, retention cutting through a day, compaction between steps.
+
+type rollupBackend interface {
+	engine.Backend
+	store.Compactor
+}
+
+// scanning is a backend whose dialect says it keeps no rollups.
+type scanning struct{ engine.Backend }
+
+type noRollups struct{ sqlgen.Dialect }
+
+func (noRollups) Rollups() bool { return false }
+
+func (s scanning) Dialect() sqlgen.Dialect { return noRollups{s.Backend.Dialect()} }
+
+func TestRollupsSQLite(t *testing.T) {
+	db, err := sqlite.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	testRollups(t, db)
+}
+
+func TestRollupsPostgres(t *testing.T) {
+	db, err := postgres.Open(context.Background(), pgtest.NewDatabase(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	testRollups(t, db)
+}
+
+// base is a UTC midnight; the data spans the three days after it.
+var base = time.Date(2026, 1, 12, 0, 0, 0, 0, time.UTC).UnixMilli()
+
+// randomTime returns an instant in [base, base+3 days), often on a bucket
+// boundary or a millisecond either side of one.
+func randomTime(r *rand.Rand) int64 {
+	t := base + r.Int63n(3*86400000)
+	switch r.Intn(4) {
+	case 0:
+		w := sqlgen.RollupWidths[r.Intn(len(sqlgen.RollupWidths))]
+		t = t - t%w + int64(r.Intn(3)-1)
+	}
+	return t
+}
+
+func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.Intn(len(xs))] }
+
+func ptr[T any](v T) *T { return &v }
+
+func randomReport(r *rand.Rand, i int) *reportdb.Report {
+	ts := randomTime(r)
+	rep := &reportdb.Report{
+		Hash:                 fmt.Sprintf("%040x", i),
+		Certname:             fmt.Sprintf("node%d.example.com", r.Intn(12)),
+		PuppetVersion:        "7.23.0",
+		ReportFormat:         8,
+		ConfigurationVersion: "1",
+		StartTime:            ts - 30000,
+		EndTime:              ts - 1000,
+		ProducerTimestamp:    ts,
+		ReceiveTime:          ts + 500,
+		Environment:          pick(r, "production", "qa", "dev"),
+		Status:               pick(r, ptr("changed"), ptr("unchanged"), ptr("failed"), nil),
+		Noop:                 pick(r, ptr(true), ptr(false), nil),
+		NoopPending:          pick(r, ptr(true), ptr(false), nil),
+		CachedCatalogStatus:  pick(r, ptr("not_used"), ptr("explicitly_requested"), nil),
+		Type:                 pick(r, "agent", "agent", "agent", "plan"),
+	}
+	for j := r.Intn(5); j > 0; j-- {
+		et := ts - int64(r.Intn(600000))
+		if r.Intn(3) == 0 {
+			et = randomTime(r)
+		}
+		rep.Events = append(rep.Events, reportdb.Event{
+			Status:        pick(r, "success", "failure", "noop", "skipped"),
+			Timestamp:     et,
+			ResourceType:  pick(r, "File", "Service", "Package"),
+			ResourceTitle: fmt.Sprintf("/etc/f%d", r.Intn(5)),
+			NewValue:      `"a"`,
+			OldValue:      `"b"`,
+		})
+	}
+	return rep
+}
+
+// rollupQueries are the queries compared: count aggregates on both
+// entities, and totals of row queries; each gets random time bounds.
+func rollupQueries(r *rand.Rand) []struct {
+	e     *query.Entity
+	q     any
+	total bool
+} {
+	tsField := func(e *query.Entity) string {
+		if e == query.Reports {
+			return "producer_timestamp"
+		}
+		return "timestamp"
+	}
+	ts := func(v int64) string { return time.UnixMilli(v).UTC().Format("2006-01-02T15:04:05.000Z") }
+	bounds := func(e *query.Entity) []any {
+		var out []any
+		for i := r.Intn(3); i > 0; i-- {
+			out = append(out, []any{pick(r, ">", ">=", "<", "<=", "="), tsField(e), ts(randomTime(r))})
+		}
+		return out
+	}
+	and := func(xs ...any) any {
+		var args []any
+		for _, x := range xs {
+			switch x := x.(type) {
+			case nil:
+			case []any:
+				if len(x) > 0 {
+					if _, ok := x[0].(string); ok {
+						args = append(args, x)
+						continue
+					}
+				}
+				args = append(args, x...)
+			}
+		}
+		if len(args) == 0 {
+			return nil
+		}
+		return append([]any{"and"}, args...)
+	}
+	count := []any{"function", "count"}
+	var qs []struct {
+		e     *query.Entity
+		q     any
+		total bool
+	}
+	add := func(e *query.Entity, q any, total bool) {
+		qs = append(qs, struct {
+			e     *query.Entity
+			q     any
+			total bool
+		}{e, q, total})
+	}
+	for _, e := range []*query.Entity{query.Reports, query.Events} {
+		dim := "status"
+		other := pick(r, "environment", "status")
+		if e == query.Events {
+			other = pick(r, "resource_type", "environment", "status")
+		}
+		filter := pick[any](r, nil, []any{"=", "environment", "qa"}, []any{"not", []any{"=", "status", "failure"}},
+			[]any{"~", "environment", "^prod"}, []any{"null?", "status", false}, []any{"in", "environment", []any{"array", []any{"qa", "dev"}}})
+		if e == query.Reports {
+			filter = pick[any](r, filter, []any{"=", "noop", true}, []any{"=", "type", "plan"}, []any{"null?", "cached_catalog_status", true})
+		}
+		day := []any{"function", "to_string", tsField(e), "YYYY-MM-DD"}
+		hour := []any{"function", "to_string", tsField(e), "YYYY-MM-DD HH24"}
+		if other == dim {
+			other = "environment"
+		}
+		extract := func(cols []any, where any, group ...any) any {
+			q := []any{"extract", cols}
+			if where != nil {
+				q = append(q, where)
+			}
+			if len(group) > 0 {
+				q = append(q, append([]any{"group_by"}, group...))
+			}
+			return q
+		}
+		add(e, extract([]any{count, dim}, and(filter, bounds(e)), dim), false)
+		add(e, extract([]any{count, dim, other}, and(filter, bounds(e)), dim, other), false)
+		add(e, extract([]any{count}, and(filter, bounds(e))), false)
+		add(e, extract([]any{count, day}, and(filter, bounds(e)), day), false)
+		add(e, extract([]any{count, hour, dim}, and(filter, bounds(e)), hour, dim), false)
+		add(e, and(filter, bounds(e)), true)
+	}
+	return qs
+}
+
+// answer runs a query and returns its rows (sorted: aggregates have no
+// order) or its total.
+func answer(t *testing.T, b engine.Backend, e *query.Entity, q any, total bool) string {
+	t.Helper()
+	p, err := query.Compile(e, q, &query.Options{})
+	if err != nil {
+		t.Fatalf("%v: %v", q, err)
+	}
+	var rows []string
+	var n int64
+	err = engine.New(b).Query(context.Background(), p, total, func(res *engine.Rows, tot int64) error {
+		n = tot
+		if total {
+			return nil
+		}
+		var buf []byte
+		for res.Next() {
+			var err error
+			if buf, err = res.AppendJSON(buf[:0]); err != nil {
+				return err
+			}
+			rows = append(rows, string(buf))
+		}
+		return res.Err()
+	})
+	if err != nil {
+		t.Fatalf("%v: %v", q, err)
+	}
+	if total {
+		return fmt.Sprint(n)
+	}
+	slices.Sort(rows)
+	return strings.Join(rows, "\n")
+}
+
+func testRollups(t *testing.T, db rollupBackend) {
+	ctx := context.Background()
+	r := rand.New(rand.NewSource(time.Now().UnixNano()))
+	seed := r.Int63()
+	r = rand.New(rand.NewSource(seed))
+	t.Logf("seed %d", seed)
+
+	var reports []*reportdb.Report
+	for i := 0; i < 400; i++ {
+		reports = append(reports, randomReport(r, i))
+	}
+	ingest := func(rs []*reportdb.Report) {
+		for len(rs) > 0 {
+			n := min(len(rs), 1+r.Intn(25))
+			batch := rs[:n]
+			if r.Intn(4) == 0 { // a duplicate within the batch and of a stored one
+				batch = append(slices.Clone(batch), batch[0], reports[r.Intn(len(reports))])
+			}
+			if _, _, err := db.StoreReports(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			rs = rs[n:]
+		}
+	}
+	compare := func(step string) {
+		t.Helper()
+		covered := 0
+		for round := 0; round < 8; round++ {
+			for _, c := range rollupQueries(r) {
+				want := answer(t, scanning{db}, c.e, c.q, c.total)
+				got := answer(t, db, c.e, c.q, c.total)
+				if got != want {
+					q, _ := json.Marshal(c.q)
+					t.Fatalf("%s: %s %s (total %v):\nrollup:\n%s\nscan:\n%s", step, c.e.Name, q, c.total, got, want)
+				}
+				if want != "" && want != "0" {
+					covered++
+				}
+			}
+		}
+		if covered == 0 {
+			t.Fatalf("%s: every answer was empty", step)
+		}
+	}
+	// out of order: shuffled
+	first := slices.Clone(reports[:300])
+	r.Shuffle(len(first), func(i, j int) { first[i], first[j] = first[j], first[i] })
+	ingest(first)
+	compare("after ingest")
+	if _, err := db.CompactRollups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	compare("after compaction")
+	// retention through the middle of the second day (not on a bucket
+	// boundary), then more reports, some of them older than the cutoff
+	cutoff := base + 86400000 + 13*3600000 + 7*60000 + 123
+	if _, err := db.DeleteReportsBefore(ctx, cutoff); err != nil {
+		t.Fatal(err)
+	}
+	compare("after retention")
+	ingest(reports[300:])
+	compare("after more reports")
+	if _, err := db.CompactRollups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	compare("after compaction again")
+	// a check on the check: the scanning path is not the rollup path
+	p, _ := query.Compile(query.Reports, []any{"extract", []any{[]any{"function", "count"}}}, &query.Options{})
+	withRollup, _ := sqlgen.Select(db.Dialect(), p)
+	without, _ := sqlgen.Select(scanning{db}.Dialect(), p)
+	if !strings.Contains(withRollup.SQL, "report_rollup") || strings.Contains(without.SQL, "report_rollup") {
+		t.Fatalf("rollup %q / scan %q", withRollup.SQL, without.SQL)
+	}
+}

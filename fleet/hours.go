@@ -1,0 +1,207 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"reportdb"
+	"reportdb/dashboard"
+)
+
+// The dashboard's overview reads these from the tracker instead of
+// aggregating every report and failure event of the retained days at each
+// page load (2 s and 0.6 s on PostgreSQL at 10,000 nodes).
+
+// bucket is one hour: reports by status (by producer_timestamp) and
+// failure events by resource (by event timestamp).
+type bucket struct {
+	status  map[string]int
+	failing map[[2]string]int
+}
+
+// recent is what Observe added since a load began, to be re-applied over
+// the loaded counts (which see reports received before the load began).
+type recent struct {
+	receive int64 // ms
+	report  int64 // hour of producer_timestamp
+	status  string
+	fails   []failKey
+}
+
+type failKey struct {
+	hour       int64
+	typ, title string
+}
+
+func hourOf(ms int64) int64 { return ms / 3_600_000 }
+
+func (t *Tracker) bucketLocked(m map[int64]*bucket, h int64) *bucket {
+	b := m[h]
+	if b == nil {
+		b = &bucket{status: map[string]int{}, failing: map[[2]string]int{}}
+		m[h] = b
+	}
+	return b
+}
+
+func statusOrUnknown(p *string) string {
+	if p == nil || *p == "" {
+		return "unknown"
+	}
+	return *p
+}
+
+// observeHours adds a stored report to the hourly counts (t.mu held).
+func (t *Tracker) observeHoursLocked(r *reportdb.Report) {
+	rc := recent{receive: r.ReceiveTime, report: hourOf(r.ProducerTimestamp), status: statusOrUnknown(r.Status)}
+	for i := range r.Events {
+		if e := &r.Events[i]; e.Status == "failure" {
+			rc.fails = append(rc.fails, failKey{hourOf(e.Timestamp), e.ResourceType, e.ResourceTitle})
+		}
+	}
+	t.applyLocked(t.hours, rc)
+	if t.loading {
+		t.recent = append(t.recent, rc)
+	}
+}
+
+func (t *Tracker) applyLocked(m map[int64]*bucket, rc recent) {
+	t.bucketLocked(m, rc.report).status[rc.status]++
+	for _, f := range rc.fails {
+		t.bucketLocked(m, f.hour).failing[[2]string{f.typ, f.title}]++
+	}
+}
+
+// loadHours reads the hourly counts of the reports received up to before
+// (ms, inclusive) through the API.
+func loadHours(ctx context.Context, api dashboard.API, before int64) (map[int64]*bucket, error) {
+	out := map[int64]*bucket{}
+	get := func(h int64) *bucket {
+		b := out[h]
+		if b == nil {
+			b = &bucket{status: map[string]int{}, failing: map[[2]string]int{}}
+			out[h] = b
+		}
+		return b
+	}
+	cutoff := time.UnixMilli(before).UTC().Format("2006-01-02T15:04:05.000Z")
+	hourFn := func(field string) []any { return []any{"function", "to_string", field, "YYYY-MM-DD HH24"} }
+	parseHour := func(s string) (int64, bool) {
+		tm, err := time.Parse("2006-01-02 15", s)
+		if err != nil {
+			return 0, false
+		}
+		return hourOf(tm.UnixMilli()), true
+	}
+	_, err := api.Query(ctx, dashboard.Request{Query: []any{"from", "reports", []any{"extract",
+		[]any{[]any{"function", "count"}, "status", hourFn("producer_timestamp")},
+		[]any{"<=", "receive_time", cutoff},
+		[]any{"group_by", "status", hourFn("producer_timestamp")}}}}, func(row json.RawMessage) error {
+		var g struct {
+			Count  int     `json:"count"`
+			Status *string `json:"status"`
+			Hour   string  `json:"to_string"`
+		}
+		if err := json.Unmarshal(row, &g); err != nil {
+			return err
+		}
+		if h, ok := parseHour(g.Hour); ok {
+			get(h).status[statusOrUnknown(g.Status)] += g.Count
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	_, err = api.Query(ctx, dashboard.Request{Query: []any{"from", "events", []any{"extract",
+		[]any{[]any{"function", "count"}, "resource_type", "resource_title", hourFn("timestamp")},
+		[]any{"and", []any{"=", "status", "failure"}, []any{"<=", "report_receive_time", cutoff}},
+		[]any{"group_by", "resource_type", "resource_title", hourFn("timestamp")}}}}, func(row json.RawMessage) error {
+		var g struct {
+			Count int    `json:"count"`
+			Type  string `json:"resource_type"`
+			Title string `json:"resource_title"`
+			Hour  string `json:"to_string"`
+		}
+		if err := json.Unmarshal(row, &g); err != nil {
+			return err
+		}
+		if h, ok := parseHour(g.Hour); ok {
+			get(h).failing[[2]string{g.Type, g.Title}] += g.Count
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Ready tells whether the state was loaded once (before, the dashboard
+// asks the API).
+func (t *Tracker) Ready() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.loadedAt.IsZero()
+}
+
+// HourCounts returns the reports by status of each hour in [start, end)
+// (by producer_timestamp).
+func (t *Tracker) HourCounts(start, end time.Time) []map[string]int {
+	h0, h1 := hourOf(start.UnixMilli()), hourOf(end.UnixMilli())
+	out := make([]map[string]int, max(h1-h0, 0))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for h, b := range t.hours {
+		if h < h0 || h >= h1 || len(b.status) == 0 {
+			continue
+		}
+		m := make(map[string]int, len(b.status))
+		for s, n := range b.status {
+			m[s] = n
+		}
+		out[h-h0] = m
+	}
+	return out
+}
+
+// Failing returns the limit resources with the most failure events whose
+// timestamp is in [start, end), most first.
+func (t *Tracker) Failing(start, end time.Time, limit int) []dashboard.FailingResource {
+	h0, h1 := hourOf(start.UnixMilli()), hourOf(end.UnixMilli())
+	sum := map[[2]string]int{}
+	t.mu.Lock()
+	for h, b := range t.hours {
+		if h < h0 || h >= h1 {
+			continue
+		}
+		for k, n := range b.failing {
+			sum[k] += n
+		}
+	}
+	t.mu.Unlock()
+	out := make([]dashboard.FailingResource, 0, len(sum))
+	for k, n := range sum {
+		out = append(out, dashboard.FailingResource{Type: k[0], Title: k[1], Count: n})
+	}
+	dashboard.SortFailing(out)
+	return out[:min(limit, len(out))]
+}
+
+// NodeCounts returns the nodes by dashboard status ("noop pending" with a
+// space) and environment, unresponsive before cutoff.
+func (t *Tracker) NodeCounts(cutoff time.Time) map[string]map[string]int {
+	c := cutoff.UnixMilli()
+	out := map[string]map[string]int{}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, n := range t.nodes {
+		st := t.status(n, c)
+		if st == "noop_pending" {
+			st = "noop pending"
+		}
+		if out[st] == nil {
+			out[st] = map[string]int{}
+		}
+		out[st][n.env]++
+	}
+	return out
+}

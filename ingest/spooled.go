@@ -1,0 +1,338 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"reportdb"
+	"reportdb/spool"
+)
+
+// spooler holds what the Committer needs to spool reports the database
+// cannot take (see UseSpool).
+type spooler struct {
+	sp      *spool.Spool
+	log     *slog.Logger
+	kick    chan struct{}
+	mu      sync.Mutex
+	waiters map[string]chan struct{} // hash -> closed once delivered
+	fails   map[string]int           // hash -> deliveries refused with the database up
+	// Discarded counts spooled reports given up on (dead letters).
+	discarded int64
+}
+
+// MaxDeliveryAttempts is how often a spooled report the database refuses
+// while it is up (not a connection problem) is retried before it is moved
+// to the spool's discard directory.
+const MaxDeliveryAttempts = 3
+
+// UseSpool makes the committer write a report to sp, instead of failing
+// it, when the database cannot take it (unreachable, failing, disk full),
+// and deliver spooled reports to the database in order once it is back.
+// While the spool holds reports, new reports go to the spool too, so that
+// they reach the database in arrival order. Call before the first Submit.
+func (c *Committer) UseSpool(sp *spool.Spool, log *slog.Logger) {
+	if log == nil {
+		log = slog.Default()
+	}
+	c.spool = &spooler{sp: sp, log: log, kick: make(chan struct{}, 1), waiters: map[string]chan struct{}{}, fails: map[string]int{}}
+	if st := sp.Stats(); st.Records > 0 {
+		log.Info("spooled reports found; delivering them once the database takes them", "reports", st.Records, "bytes", st.Bytes, "dir", sp.Dir())
+	}
+	if sp.Dropped > 0 {
+		log.Warn("spool: cut a torn record at its end (written during a crash, never acknowledged)", "bytes", sp.Dropped, "dir", sp.Dir())
+	}
+	c.wg.Add(1)
+	go c.deliver()
+}
+
+// SpoolStats describes the spool's backlog (ok false without a spool).
+func (c *Committer) SpoolStats() (st spool.Stats, maxBytes int64, ok bool) {
+	if c.spool == nil {
+		return spool.Stats{}, 0, false
+	}
+	return c.spool.sp.Stats(), c.spool.sp.MaxBytes(), true
+}
+
+// Submit stores one report and returns once it is durable (or failed):
+// Stored or Duplicate once committed to the database, Queued once written
+// to the spool (with UseSpool).
+func (c *Committer) Submit(ctx context.Context, r *reportdb.Report) (reportdb.Outcome, error) {
+	s := c.spool
+	if s == nil {
+		return c.submitDirect(ctx, r)
+	}
+	if s.sp.Len() == 0 {
+		o, err := c.submitDirect(ctx, r)
+		if err == nil || !c.spoolable(err) {
+			return o, err
+		}
+		s.log.Warn("the database cannot take reports; spooling them", "err", err, "dir", s.sp.Dir())
+	}
+	return c.enqueue(r)
+}
+
+// AwaitQueued waits until the spooled report with this hash has been
+// delivered to the database (true) or ctx ends (false).
+func (c *Committer) AwaitQueued(ctx context.Context, hash string) bool {
+	s := c.spool
+	if s == nil {
+		return true
+	}
+	s.mu.Lock()
+	ch := s.waiters[hash]
+	s.mu.Unlock()
+	if ch == nil {
+		return true
+	}
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// spoolable tells whether a failed submission should go to the spool:
+// the database is unreachable, failing, or out of disk space. Refusals of
+// the report itself (and shutdown) are returned to the client.
+func (c *Committer) spoolable(err error) bool {
+	if errors.Is(err, ErrClosed) {
+		return false
+	}
+	switch reportdb.ErrorCode(err) {
+	case reportdb.EINTERNAL, reportdb.EUNAVAILABLE, reportdb.ENOSPACE:
+	default:
+		return false
+	}
+	return DiskFull(err) || !c.databaseUp()
+}
+
+// DiskFull tells whether err says a disk is full (ENOSPC, SQLite's
+// SQLITE_FULL, PostgreSQL's disk_full 53100).
+func DiskFull(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, spool.ErrNoSpace) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "database or disk is full") || strings.Contains(msg, "SQLITE_FULL") ||
+		strings.Contains(msg, "(SQLSTATE 53100)") || strings.Contains(msg, "no space left on device")
+}
+
+// databaseUp tells whether the database answers within 5 seconds.
+func (c *Committer) databaseUp() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return c.backend.Ping(ctx) == nil
+}
+
+func (c *Committer) enqueue(r *reportdb.Report) (reportdb.Outcome, error) {
+	s := c.spool
+	payload, err := json.Marshal(r)
+	if err != nil {
+		return 0, storeError(err)
+	}
+	s.mu.Lock()
+	if s.waiters[r.Hash] == nil {
+		s.waiters[r.Hash] = make(chan struct{})
+	}
+	s.mu.Unlock()
+	if err := s.sp.Append(payload); err != nil {
+		switch {
+		case errors.Is(err, spool.ErrFull):
+			return 0, &reportdb.Error{Code: reportdb.EUNAVAILABLE, RetryAfter: 60, Message: fmt.Sprintf(
+				"The database is unavailable and the spool of reports waiting for it is full (%d bytes, spool-max-bytes); the report was not stored, retry later", s.sp.MaxBytes())}
+		case errors.Is(err, spool.ErrNoSpace):
+			return 0, &reportdb.Error{Code: reportdb.ENOSPACE, RetryAfter: 60, Err: err, Message: fmt.Sprintf(
+				"No space left on the disk: the database cannot take the report and the spool (%s) cannot hold it; the report was not stored, retry later", s.sp.Dir())}
+		}
+		return 0, &reportdb.Error{Code: reportdb.EINTERNAL, Message: "spooling the report failed", Err: err}
+	}
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	return reportdb.Queued, nil
+}
+
+// deliver writes spooled reports to the database, oldest first, until the
+// committer closes.
+func (c *Committer) deliver() {
+	defer c.wg.Done()
+	s := c.spool
+	const minBackoff, maxBackoff = 200 * time.Millisecond, 5 * time.Second
+	backoff := minBackoff
+	failing := false
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-c.quit:
+			return false
+		case <-t.C:
+			return true
+		}
+	}
+	for {
+		if s.sp.Len() == 0 {
+			select {
+			case <-c.quit:
+				return
+			case <-s.kick:
+				continue
+			}
+		}
+		select {
+		case <-c.quit:
+			return
+		default:
+		}
+		recs, err := s.sp.Peek(c.maxBatch)
+		if err != nil || len(recs) == 0 {
+			s.log.Error("spool: reading failed", "err", err)
+			if !wait(maxBackoff) {
+				return
+			}
+			continue
+		}
+		reports := make([]*reportdb.Report, 0, len(recs))
+		for _, rec := range recs {
+			r := new(reportdb.Report)
+			if err := json.Unmarshal(rec.Payload, r); err != nil {
+				// cannot happen for records this code wrote; keep going
+				r = nil
+			}
+			reports = append(reports, r)
+		}
+		n, err := c.deliverBatch(recs, reports)
+		if n > 0 {
+			if failing {
+				s.log.Info("the database takes reports again; delivering the spool")
+			}
+			failing, backoff = false, minBackoff
+			if s.sp.Len() == 0 {
+				s.log.Info("spool drained")
+			}
+			continue
+		}
+		if err != nil && !failing {
+			failing = true
+			st := s.sp.Stats()
+			s.log.Warn("spool: the database does not take reports yet; retrying", "err", err, "spooled", st.Records)
+		}
+		if !wait(backoff) {
+			return
+		}
+		if backoff *= 2; backoff > maxBackoff {
+			backoff = maxBackoff
+		}
+	}
+}
+
+// deliverBatch stores the leading records it can and removes them from the
+// spool; it returns how many were removed.
+func (c *Committer) deliverBatch(recs []spool.Record, reports []*reportdb.Report) (int, error) {
+	s := c.spool
+	// a record that does not decode ends the batch; it is discarded below
+	good := len(reports)
+	for i, r := range reports {
+		if r == nil {
+			good = i
+			break
+		}
+	}
+	done := 0
+	if good > 0 {
+		outcomes, errs, err := c.backend.StoreReports(context.Background(), reports[:good])
+		if c.OnBatch != nil {
+			c.OnBatch(good, err)
+		}
+		if err != nil {
+			return 0, err
+		}
+		for done < good && errs[done] == nil {
+			if c.OnStored != nil && outcomes[done] == reportdb.Stored {
+				c.OnStored(reports[done]) // as for reports stored directly
+			}
+			done++
+		}
+		if done < good {
+			if e := errs[done]; !c.spoolable(e) {
+				// the database is up and refuses this report
+				h := reports[done].Hash
+				s.mu.Lock()
+				s.fails[h]++
+				n := s.fails[h]
+				s.mu.Unlock()
+				if n >= MaxDeliveryAttempts {
+					c.discard(recs[done], reports[done], e)
+					done++
+				}
+			}
+			if done == 0 {
+				return 0, errs[0]
+			}
+		}
+	} else {
+		c.discard(recs[0], nil, errors.New("the spooled record does not decode"))
+		done = 1
+	}
+	if err := s.sp.Commit(recs[:done]); err != nil {
+		s.log.Error("spool: recording the delivery failed (the reports will be delivered again, as duplicates)", "err", err)
+		return 0, err
+	}
+	s.mu.Lock()
+	for _, r := range reports[:done] {
+		if r == nil {
+			continue
+		}
+		if ch := s.waiters[r.Hash]; ch != nil {
+			close(ch)
+			delete(s.waiters, r.Hash)
+		}
+		delete(s.fails, r.Hash)
+	}
+	s.mu.Unlock()
+	return done, nil
+}
+
+// discard moves a record the database keeps refusing to the spool's
+// discard directory (PuppetDB's dead-letter office) and logs it.
+func (c *Committer) discard(rec spool.Record, r *reportdb.Report, cause error) {
+	s := c.spool
+	s.mu.Lock()
+	s.discarded++
+	s.mu.Unlock()
+	dir := filepath.Join(s.sp.Dir(), "discard")
+	name := fmt.Sprintf("%d-%d.json", rec.Time.UnixNano(), rec.Offset)
+	attrs := []any{"err", cause, "file", filepath.Join(dir, name)}
+	if r != nil {
+		attrs = append(attrs, "certname", r.Certname, "hash", r.Hash)
+	}
+	if err := os.MkdirAll(dir, 0o750); err == nil {
+		err = os.WriteFile(filepath.Join(dir, name), rec.Payload, 0o640)
+		if err != nil {
+			attrs = append(attrs, "write_err", err)
+		}
+	}
+	s.log.Error("spool: the database refused a spooled report; moved to the discard directory", attrs...)
+}
+
+// SpoolDiscarded is the number of spooled reports given up on.
+func (c *Committer) SpoolDiscarded() int64 {
+	if c.spool == nil {
+		return 0
+	}
+	c.spool.mu.Lock()
+	defer c.spool.mu.Unlock()
+	return c.spool.discarded
+}

@@ -1,0 +1,352 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"reportdb"
+	"reportdb/internal/benchfleet"
+	"reportdb/jsonv"
+	"reportdb/spool"
+	"reportdb/sqlite"
+	"reportdb/store"
+	"reportdb/wire"
+)
+
+// flaky is a real SQLite store that can be switched "down": every
+// statement then fails as an unreachable database's would.
+type flaky struct {
+	*sqlite.DB
+	down   atomic.Bool
+	refuse string // hash of a report refused while up
+
+	mu     sync.Mutex
+	stored []string // hashes in the order they were written
+}
+
+var errDown = errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+
+func (f *flaky) StoreReports(ctx context.Context, rs []*reportdb.Report) ([]reportdb.Outcome, []error, error) {
+	if f.down.Load() {
+		return nil, nil, errDown
+	}
+	errs := make([]error, len(rs))
+	outs := make([]reportdb.Outcome, len(rs))
+	var ok []*reportdb.Report
+	var idx []int
+	for i, r := range rs {
+		if r.Hash == f.refuse {
+			errs[i] = &reportdb.Error{Code: reportdb.EINTERNAL, Message: "storing the report failed", Err: errors.New("value too long")}
+			continue
+		}
+		ok, idx = append(ok, r), append(idx, i)
+	}
+	o, e, err := f.DB.StoreReports(ctx, ok)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.mu.Lock()
+	for j, i := range idx {
+		outs[i], errs[i] = o[j], e[j]
+		if e[j] == nil && o[j] == reportdb.Stored {
+			f.stored = append(f.stored, ok[j].Hash)
+		}
+	}
+	f.mu.Unlock()
+	return outs, errs, nil
+}
+
+func (f *flaky) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
+	if f.down.Load() {
+		return nil, errDown
+	}
+	return f.DB.Query(ctx, st)
+}
+
+func (f *flaky) Ping(ctx context.Context) error {
+	if f.down.Load() {
+		return errDown
+	}
+	return f.DB.Ping(ctx)
+}
+
+func testReports(t *testing.T, n int) []*reportdb.Report {
+	t.Helper()
+	var out []*reportdb.Report
+	for _, b := range benchfleet.Wire8(t, 1+n/149) {
+		v, err := jsonv.Parse(b.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := wire.Decode(8, v, time.Now().UnixMilli())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+func countReports(t *testing.T, b store.Backend) int64 {
+	t.Helper()
+	rows, err := b.Query(context.Background(), store.Statement{SQL: "SELECT count(*) FROM reports"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var n any
+	rows.Next()
+	if err := rows.Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n.(int64)
+}
+
+func openFlaky(t *testing.T) *flaky {
+	db, err := sqlite.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return &flaky{DB: db}
+}
+
+func waitDrained(t *testing.T, c *Committer) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, _, _ := c.SpoolStats()
+		if st.Records == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("spool not drained: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestSpoolWhileDatabaseDown(t *testing.T) {
+	f := openFlaky(t)
+	reports := testReports(t, 40)
+	sp, err := spool.Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	c := NewCommitter(f, 8)
+	var observed []string // OnStored, as the fleet metrics use it
+	var observedMu sync.Mutex
+	c.OnStored = func(r *reportdb.Report) {
+		observedMu.Lock()
+		observed = append(observed, r.Hash)
+		observedMu.Unlock()
+	}
+	c.UseSpool(sp, nil)
+	defer c.Close()
+
+	// up: stored directly
+	if o, err := c.Submit(context.Background(), reports[0]); err != nil || o != reportdb.Stored {
+		t.Fatalf("up: %v %v", o, err)
+	}
+	f.down.Store(true)
+	for _, r := range reports[1:30] {
+		o, err := c.Submit(context.Background(), r)
+		if err != nil || o != reportdb.Queued {
+			t.Fatalf("down: %v %v", o, err)
+		}
+	}
+	st, _, _ := c.SpoolStats()
+	if st.Records != 29 || st.Bytes == 0 || st.Oldest.IsZero() {
+		t.Fatalf("spool stats while down: %+v", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	if c.AwaitQueued(ctx, reports[1].Hash) {
+		t.Fatal("AwaitQueued returned true while the database is down")
+	}
+	cancel()
+	if n := countReports(t, f.DB); n != 1 {
+		t.Fatalf("%d reports stored while down", n)
+	}
+	f.down.Store(false)
+	// while the spool drains, new reports queue behind it (arrival order)
+	for _, r := range reports[30:] {
+		if _, err := c.Submit(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if !c.AwaitQueued(ctx, reports[29].Hash) {
+		t.Fatal("not delivered")
+	}
+	waitDrained(t, c)
+	if n := countReports(t, f.DB); n != 40 {
+		t.Fatalf("%d reports stored, want 40", n)
+	}
+	var want []string
+	for _, r := range reports {
+		want = append(want, r.Hash)
+	}
+	f.mu.Lock()
+	got := f.stored
+	f.mu.Unlock()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("delivery order differs from arrival order:\n got %v\nwant %v", got, want)
+	}
+	// every stored report is observed, spooled ones too
+	observedMu.Lock()
+	if !reflect.DeepEqual(observed, want) {
+		t.Errorf("OnStored saw %d reports, want the 40 stored, in order", len(observed))
+	}
+	observedMu.Unlock()
+	// a re-send is a duplicate
+	if o, err := c.Submit(context.Background(), reports[5]); err != nil || o != reportdb.Duplicate {
+		t.Fatalf("re-send: %v %v", o, err)
+	}
+}
+
+// A crash after the database committed spooled reports but before the
+// spool recorded it delivers them again on restart: duplicates, never a
+// second copy and never a loss.
+func TestSpoolRedeliveryAfterCrashIsDuplicate(t *testing.T) {
+	f := openFlaky(t)
+	reports := testReports(t, 10)
+	dir := t.TempDir()
+	sp, _ := spool.Open(dir, 0)
+	c := NewCommitter(f, 8)
+	c.UseSpool(sp, nil)
+	f.down.Store(true)
+	for _, r := range reports {
+		c.Submit(context.Background(), r)
+	}
+	c.Close()
+	sp.Close()
+	// "the database committed them" (the crash came before spool.Commit)
+	f.down.Store(false)
+	if _, _, err := f.DB.StoreReports(context.Background(), reports[:6]); err != nil {
+		t.Fatal(err)
+	}
+	sp, _ = spool.Open(dir, 0)
+	defer sp.Close()
+	if sp.Len() != 10 {
+		t.Fatalf("spool has %d after restart", sp.Len())
+	}
+	c = NewCommitter(f, 8)
+	c.UseSpool(sp, nil)
+	defer c.Close()
+	waitDrained(t, c)
+	if n := countReports(t, f.DB); n != 10 {
+		t.Fatalf("%d reports stored, want 10", n)
+	}
+}
+
+func TestSpoolFull(t *testing.T) {
+	f := openFlaky(t)
+	reports := testReports(t, 3)
+	sp, _ := spool.Open(t.TempDir(), 100) // smaller than one report
+	defer sp.Close()
+	c := NewCommitter(f, 8)
+	c.UseSpool(sp, nil)
+	defer c.Close()
+	f.down.Store(true)
+	_, err := c.Submit(context.Background(), reports[0])
+	var e *reportdb.Error
+	if !errors.As(err, &e) || e.Code != reportdb.EUNAVAILABLE || e.RetryAfter <= 0 {
+		t.Fatalf("spool full: %#v", err)
+	}
+	if sp.Len() != 0 {
+		t.Fatal("a refused report was spooled")
+	}
+}
+
+// A report the database refuses while it is up is not spooled: the client
+// gets the error, as without a spool.
+func TestRefusedReportNotSpooled(t *testing.T) {
+	f := openFlaky(t)
+	reports := testReports(t, 2)
+	f.refuse = reports[0].Hash
+	sp, _ := spool.Open(t.TempDir(), 0)
+	defer sp.Close()
+	c := NewCommitter(f, 8)
+	c.UseSpool(sp, nil)
+	defer c.Close()
+	if _, err := c.Submit(context.Background(), reports[0]); err == nil || sp.Len() != 0 {
+		t.Fatalf("refused report: err %v, spool %d", err, sp.Len())
+	}
+}
+
+// A spooled report the database refuses once it is back is retried, then
+// moved to the discard directory; the reports behind it are delivered.
+func TestSpoolDiscardsAfterRetries(t *testing.T) {
+	f := openFlaky(t)
+	reports := testReports(t, 3)
+	f.refuse = reports[1].Hash
+	dir := t.TempDir()
+	sp, _ := spool.Open(dir, 0)
+	defer sp.Close()
+	c := NewCommitter(f, 8)
+	c.UseSpool(sp, nil)
+	defer c.Close()
+	f.down.Store(true)
+	for _, r := range reports {
+		if o, err := c.Submit(context.Background(), r); o != reportdb.Queued || err != nil {
+			t.Fatal(o, err)
+		}
+	}
+	f.down.Store(false)
+	waitDrained(t, c)
+	if n := countReports(t, f.DB); n != 2 || c.SpoolDiscarded() != 1 {
+		t.Fatalf("stored %d, discarded %d", n, c.SpoolDiscarded())
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "discard", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("discard files: %v", files)
+	}
+	b, _ := os.ReadFile(files[0])
+	if !reflect.DeepEqual(len(b) > 0, true) {
+		t.Fatal("empty discard file")
+	}
+}
+
+// A spooled report comes back exactly as it went in.
+func TestSpoolRoundTrip(t *testing.T) {
+	f := openFlaky(t)
+	reports := testReports(t, 149)
+	dir := t.TempDir()
+	sp, _ := spool.Open(dir, 0)
+	c := NewCommitter(f, 8)
+	c.UseSpool(sp, nil)
+	f.down.Store(true)
+	for _, r := range reports {
+		c.Submit(context.Background(), r)
+	}
+	c.Close()
+	recs, err := sp.Peek(1000)
+	if err != nil || len(recs) != len(reports) {
+		t.Fatal(len(recs), err)
+	}
+	for i, rec := range recs {
+		var r reportdb.Report
+		if err := jsonUnmarshal(rec.Payload, &r); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(&r, reports[i]) {
+			t.Fatalf("report %d changed through the spool:\n%+v\n%+v", i, &r, reports[i])
+		}
+	}
+	sp.Close()
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

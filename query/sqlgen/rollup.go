@@ -1,0 +1,518 @@
+package sqlgen
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"reportdb/query"
+)
+
+// Rollups: counts of reports and of events kept at write time, per time
+// bucket and per the dimensions dashboards group and filter by, in the
+// same transaction as the rows they count (see the backends' migrations:
+// report_rollup, event_rollup). A rollup row is a delta: ingest appends
+// one row per (width, bucket, dimensions) and batch, deletion appends
+// negative ones, and compaction merges them; a count is the SUM of n over
+// the rows, whatever has been merged yet.
+//
+// A covered aggregate (count() grouped by dimensions or by to_string of the
+// time field at day or hour precision; include_total of a covered filter)
+// is answered from whole buckets of the coarsest width that fits inside
+// the time range, then finer widths at its edges, and the base table for
+// the part of the range finer than the finest bucket. Its cost depends on
+// the number of buckets and dimension combinations the answer spans, not
+// on the number of rows stored.
+
+// RollupWidths are the bucket widths (ms) rollups are kept at, coarsest
+// first: a day, an hour, five minutes. Each divides the one before it, and
+// UTC days are bucket boundaries of every width.
+var RollupWidths = []int64{86400000, 3600000, 300000}
+
+// rollupDef describes the rollup of one entity: the one definition the
+// planner, the write-time deltas and compaction all read.
+type rollupDef struct {
+	table string // SQL table
+	// time is the bucketed timestamp field, also the column of the
+	// counted rows a delta reads
+	time string
+	// dims are the dimension fields, in the table's column order; each is
+	// also the column's name in the rollup and in the counted rows
+	dims []string
+}
+
+var (
+	reportRollup = rollupDef{table: "report_rollup", time: "producer_timestamp",
+		dims: []string{"type", "environment", "status", "noop", "noop_pending", "cached_catalog_status"}}
+	eventRollup = rollupDef{table: "event_rollup", time: "timestamp",
+		dims: []string{"status", "resource_type", "environment"}}
+	rollups = map[*query.Entity]rollupDef{query.Reports: reportRollup, query.Events: eventRollup}
+)
+
+// dim reports whether the rollup keeps f's value (or f is always null):
+// an expression over such fields means the same on a rollup row as on
+// every row the rollup row counts.
+func (d rollupDef) dim(f *query.Field) bool {
+	return f.Table == query.NoTable || f.Type != query.Path && slices.Contains(d.dims, f.Name)
+}
+
+// RollupDialect is implemented by dialects whose database keeps rollups;
+// Rollups reports whether it does (a test may turn them off to compare).
+type RollupDialect interface {
+	Rollups() bool
+}
+
+// unbounded ends of a time range, far beyond any stored timestamp and far
+// from overflowing when a bucket width is added.
+const (
+	minTime = -1 << 62
+	maxTime = 1 << 62
+)
+
+// rollupPlan is a plan the rollup can answer.
+type rollupPlan struct {
+	def    rollupDef
+	lo, hi int64      // the time range, half-open [lo, hi) in ms
+	dims   query.Expr // the rest of the filter: dimensions only (nil: none)
+	// timeKey is the width group keys of the time field are floored to
+	// (0: the plan does not group by time).
+	timeKey int64
+}
+
+// coveredRollup reports whether the rollup of p's entity can answer p's
+// filter and grouping; counting says p is counted whole (include_total),
+// so its projection does not matter.
+func coveredRollup(d Dialect, p *query.Plan, counting bool) (*rollupPlan, bool) {
+	if rd, ok := d.(RollupDialect); !ok || !rd.Rollups() {
+		return nil, false
+	}
+	def, ok := rollups[p.Entity]
+	if !ok || p.Distinct != nil {
+		return nil, false
+	}
+	rp := &rollupPlan{def: def, lo: minTime, hi: maxTime}
+	var rest []query.Expr
+	for _, x := range conjuncts(p.Filter) {
+		if c, ok := x.(query.Cmp); ok && c.Field.Name == def.time && c.Field.Table != query.NoTable {
+			v, ok := c.Value.(int64)
+			if !ok || !rp.bound(c.Op, v) {
+				return nil, false
+			}
+			continue
+		}
+		if !dimsOnly(def, x) {
+			return nil, false
+		}
+		rest = append(rest, x)
+	}
+	rp.dims = query.AndExpr(rest...)
+	if counting {
+		return rp, len(p.GroupBy) == 0 && !aggregates(p)
+	}
+	if len(p.OrderBy) > 0 || p.Limit > 0 || p.Offset > 0 || len(p.GroupBy) == 0 && !aggregates(p) {
+		return nil, false
+	}
+	for _, g := range p.GroupBy {
+		if !rp.groupKey(g) {
+			return nil, false
+		}
+	}
+	for _, c := range p.Columns {
+		switch {
+		case c.Func == "count" && c.Field == nil:
+		case c.Aggregate():
+			return nil, false
+		case !inGroup(p.GroupBy, c):
+			return nil, false
+		}
+	}
+	return rp, true
+}
+
+// bound narrows the time range by one comparison (timestamps are whole
+// milliseconds, so > v is >= v+1).
+func (rp *rollupPlan) bound(op string, v int64) bool {
+	if v <= minTime || v >= maxTime {
+		return false
+	}
+	switch op {
+	case ">=":
+		rp.lo = max(rp.lo, v)
+	case ">":
+		rp.lo = max(rp.lo, v+1)
+	case "<":
+		rp.hi = min(rp.hi, v)
+	case "<=":
+		rp.hi = min(rp.hi, v+1)
+	case "=":
+		rp.lo, rp.hi = max(rp.lo, v), min(rp.hi, v+1)
+	default:
+		return false
+	}
+	return true
+}
+
+// groupKey reports whether the rollup can group by g, noting the
+// precision a time key needs.
+func (rp *rollupPlan) groupKey(g query.Column) bool {
+	switch {
+	case g.Func == "" && rp.def.dim(g.Field):
+		return true
+	case g.Func == "to_string" && g.Field.Name == rp.def.time && g.Field.Table != query.NoTable:
+		w := formatPrecision(g.Format)
+		if w == 0 || rp.timeKey != 0 && rp.timeKey != w {
+			return false
+		}
+		rp.timeKey = w
+		return true
+	}
+	return false
+}
+
+// formatPrecision is the coarsest bucket width whose instants a to_char
+// format renders alike: a day for date-only formats, an hour for formats
+// that add only hour fields; 0 when the format needs finer.
+func formatPrecision(format string) int64 {
+	if dateOnly(format) {
+		return RollupWidths[0]
+	}
+	hourless := format
+	for _, h := range []string{"HH24", "HH12", "HH", "AM", "PM", "am", "pm", "A.M.", "P.M.", "a.m.", "p.m."} {
+		hourless = strings.ReplaceAll(hourless, h, "")
+	}
+	if hourless != format && !strings.Contains(hourless, `"`) && !strings.Contains(hourless, `\`) && dateOnly(hourless) {
+		return RollupWidths[1]
+	}
+	return 0
+}
+
+func inGroup(gs []query.Column, c query.Column) bool {
+	for _, g := range gs {
+		if g.Field == c.Field && g.Func == c.Func && g.Format == c.Format {
+			return true
+		}
+	}
+	return false
+}
+
+// conjuncts flattens nested ANDs.
+func conjuncts(x query.Expr) []query.Expr {
+	switch x := x.(type) {
+	case nil:
+		return nil
+	case query.And:
+		var out []query.Expr
+		for _, a := range x.Args {
+			out = append(out, conjuncts(a)...)
+		}
+		return out
+	}
+	return []query.Expr{x}
+}
+
+// dimsOnly reports whether x reads nothing but the rollup's dimensions.
+func dimsOnly(def rollupDef, x query.Expr) bool {
+	all := func(xs []query.Expr) bool {
+		for _, a := range xs {
+			if !dimsOnly(def, a) {
+				return false
+			}
+		}
+		return true
+	}
+	switch x := x.(type) {
+	case query.And:
+		return all(x.Args)
+	case query.Or:
+		return all(x.Args)
+	case query.Not:
+		return dimsOnly(def, x.X)
+	case query.Cmp:
+		return def.dim(x.Field)
+	case query.Match:
+		return def.dim(x.Field)
+	case query.IsNull:
+		return def.dim(x.Field)
+	case query.InValues:
+		return def.dim(x.Field)
+	case query.Const:
+		return true
+	}
+	return false
+}
+
+// rollupSegment is a part of a time range: whole buckets of one width
+// [from, to) of the rollup, or (width 0) rows of the base table.
+type rollupSegment struct {
+	width, from, to int64
+}
+
+// rollupSegments splits [lo, hi) into whole buckets, coarsest first, and
+// base-table ranges finer than the finest bucket. widths are the widths
+// that may be used, coarsest first.
+func rollupSegments(lo, hi int64, widths []int64) []rollupSegment {
+	if lo >= hi {
+		return nil
+	}
+	if len(widths) == 0 {
+		return []rollupSegment{{0, lo, hi}}
+	}
+	w := widths[0]
+	a, b := ceilTo(lo, w), floorTo(hi, w)
+	if lo == minTime {
+		a = minTime
+	}
+	if hi == maxTime {
+		b = maxTime
+	}
+	if a >= b {
+		return rollupSegments(lo, hi, widths[1:])
+	}
+	segs := rollupSegments(lo, a, widths[1:])
+	segs = append(segs, rollupSegment{w, a, b})
+	return append(segs, rollupSegments(b, hi, widths[1:])...)
+}
+
+func floorTo(v, w int64) int64 {
+	m := v % w
+	if m < 0 {
+		m += w
+	}
+	return v - m
+}
+
+func ceilTo(v, w int64) int64 {
+	f := floorTo(v, w)
+	if f == v {
+		return v
+	}
+	return f + w
+}
+
+// floorSQL renders expr floored to a multiple of w, an SQL integer
+// expression (exact for negative values too).
+func floorSQL(expr, w string) string {
+	return "(" + expr + " - ((" + expr + " % " + w + ") + " + w + ") % " + w + ")"
+}
+
+// floorTime renders expr floored to a multiple of the width w.
+func floorTime(expr string, w int64) string { return floorSQL(expr, strconv.FormatInt(w, 10)) }
+
+// rollupBuilder renders the parts of a rollup statement.
+type rollupBuilder struct {
+	*builder
+	rp *rollupPlan
+	p  *query.Plan
+}
+
+// widths are the rollup widths a statement may read: all of them, or
+// those no coarser than the time key.
+func (rb rollupBuilder) widths() []int64 {
+	var ws []int64
+	for _, w := range RollupWidths {
+		if rb.rp.timeKey == 0 || w <= rb.rp.timeKey {
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
+// union renders one SELECT per segment, each yielding the group keys
+// g0.. and the count n, combined with UNION ALL.
+func (rb rollupBuilder) union(keys []query.Column) (string, error) {
+	var parts []string
+	timeCol := rb.p.Entity.Field(rb.rp.def.time)
+	for _, s := range rollupSegments(rb.rp.lo, rb.rp.hi, rb.widths()) {
+		var sel, group, conds []string
+		rollup := s.width != 0
+		for i, k := range keys {
+			var e string
+			switch {
+			case k.Func == "to_string" && rollup:
+				e = floorTime("ru.bucket", rb.rp.timeKey)
+			case k.Func == "to_string":
+				e = floorTime(rb.col(timeCol), rb.rp.timeKey)
+			case rollup:
+				e = rb.rollupCol(k.Field)
+			default:
+				e = rb.col(k.Field)
+			}
+			sel = append(sel, e+" AS g"+strconv.Itoa(i))
+			group = append(group, e)
+		}
+		var from string
+		if rollup {
+			from = rb.rp.def.table + " ru"
+			sel = append(sel, "SUM(ru.n) AS n")
+			conds = append(conds, "ru.width = "+rb.arg(s.width))
+			if s.from != minTime {
+				conds = append(conds, "ru.bucket >= "+rb.rangeArg(s.from))
+			}
+			if s.to != maxTime {
+				conds = append(conds, "ru.bucket < "+rb.rangeArg(s.to))
+			}
+		} else {
+			u := planUses(&query.Plan{Entity: rb.p.Entity, Filter: rb.rp.dims}, &uses{})
+			u.field(timeCol)
+			for _, k := range keys {
+				u.field(k.Field)
+			}
+			from = rb.fromClause(rb.p.Entity, u)
+			sel = append(sel, "COUNT(*) AS n")
+			t := rb.col(timeCol)
+			if s.from != minTime {
+				conds = append(conds, t+" >= "+rb.rangeArg(s.from))
+			}
+			if s.to != maxTime {
+				conds = append(conds, t+" < "+rb.rangeArg(s.to))
+			}
+		}
+		if rb.rp.dims != nil {
+			rb.alias = ""
+			if rollup {
+				rb.alias = "ru"
+			}
+			w, err := rb.expr(rb.rp.dims)
+			rb.alias = ""
+			if err != nil {
+				return "", err
+			}
+			conds = append(conds, w)
+		}
+		q := "SELECT " + strings.Join(sel, ", ") + " FROM " + from
+		if len(conds) > 0 {
+			q += " WHERE " + strings.Join(conds, " AND ")
+		}
+		if len(group) > 0 {
+			q += " GROUP BY " + strings.Join(group, ", ")
+		}
+		parts = append(parts, q)
+	}
+	if len(parts) == 0 {
+		// an empty range: no rows, typed as the keys
+		var sel []string
+		for i, k := range keys {
+			t := "BIGINT" // a time key
+			if k.Func == "" {
+				t = sqlType(k.Field.Type)
+			}
+			sel = append(sel, "CAST(NULL AS "+t+") AS g"+strconv.Itoa(i))
+		}
+		sel = append(sel, "0 AS n")
+		return "SELECT " + strings.Join(sel, ", ") + " WHERE 1 = 0", nil
+	}
+	return strings.Join(parts, " UNION ALL "), nil
+}
+
+// rollupCol renders a dimension's column in the rollup table.
+func (rb rollupBuilder) rollupCol(f *query.Field) string {
+	if f.Table == query.NoTable {
+		return rb.col(f)
+	}
+	return "ru." + f.Column
+}
+
+// rollupSelect renders a covered aggregate: the segments' counts per
+// group key, summed per group.
+func (b *builder) rollupSelect(p *query.Plan, rp *rollupPlan) (string, []OutCol, error) {
+	rb := rollupBuilder{builder: b, rp: rp, p: p}
+	inner, err := rb.union(p.GroupBy)
+	if err != nil {
+		return "", nil, err
+	}
+	outKey := func(i int) string {
+		g := p.GroupBy[i]
+		if g.Func == "to_string" {
+			return b.d.ToChar("t.g"+strconv.Itoa(i), query.Timestamp, b.sameArg(g.Format))
+		}
+		return "t.g" + strconv.Itoa(i)
+	}
+	var sel, group []string
+	var cols []OutCol
+	for _, c := range p.Columns {
+		if c.Func == "count" {
+			sel = append(sel, "COALESCE(CAST(SUM(t.n) AS BIGINT), 0)")
+			cols = append(cols, OutCol{Name: c.Name, Func: c.Func, Type: query.Number, Width: 1})
+			continue
+		}
+		for i, g := range p.GroupBy {
+			if g.Field == c.Field && g.Func == c.Func && g.Format == c.Format {
+				sel = append(sel, outKey(i))
+				oc := OutCol{Name: c.Name, Func: c.Func, Type: c.Field.Type, Width: 1}
+				if c.Func == "to_string" {
+					oc.Type = query.String
+				}
+				cols = append(cols, oc)
+				break
+			}
+		}
+	}
+	for i := range p.GroupBy {
+		group = append(group, outKey(i))
+	}
+	sql := "SELECT " + strings.Join(sel, ", ") + " FROM (" + inner + ") t"
+	if len(group) > 0 {
+		// a group whose rows have all been deleted sums to zero: it has
+		// no rows, so it is no group
+		sql += " GROUP BY " + strings.Join(group, ", ") + " HAVING SUM(t.n) > 0"
+	}
+	// ungrouped, an aggregate of no rows is one row of zero, as PuppetDB's
+	return sql, cols, nil
+}
+
+// rollupCount renders the number of rows a covered plan has.
+func (b *builder) rollupCount(p *query.Plan, rp *rollupPlan) (string, error) {
+	rb := rollupBuilder{builder: b, rp: rp, p: p}
+	inner, err := rb.union(nil)
+	if err != nil {
+		return "", err
+	}
+	return "SELECT COALESCE(CAST(SUM(t.n) AS BIGINT), 0) FROM (" + inner + ") t", nil
+}
+
+// rollupWidthsSQL renders RollupWidths as a derived table w(width), in
+// SQL both databases read.
+func rollupWidthsSQL() string {
+	parts := make([]string, len(RollupWidths))
+	for i, w := range RollupWidths {
+		parts[i] = "SELECT " + strconv.FormatInt(w, 10)
+		if i == 0 {
+			parts[i] += " AS width"
+		}
+	}
+	return "(" + strings.Join(parts, " UNION ALL ") + ") w"
+}
+
+// delta renders the INSERT of rollup deltas that count the rows of from
+// (a table expression with the time and dimension columns) sign times: 1
+// for stored rows, -1 for deleted ones.
+func (d rollupDef) delta(from string, sign int) string {
+	groups := make([]string, len(d.dims)+2)
+	for i := range groups {
+		groups[i] = strconv.Itoa(i + 1)
+	}
+	return "INSERT INTO " + d.table + " (width, bucket, " + strings.Join(d.dims, ", ") + ", n)" +
+		" SELECT w.width, " + floorSQL("x."+d.time, "w.width") + ", x." + strings.Join(d.dims, ", x.") +
+		", " + strconv.Itoa(sign) + " * COUNT(*) FROM " + from + " x CROSS JOIN " + rollupWidthsSQL() +
+		" GROUP BY " + strings.Join(groups, ", ")
+}
+
+// ReportRollupDelta renders the INSERT of report_rollup deltas that count
+// the reports of from (a table expression with the reports' columns) sign
+// times: 1 for stored reports, -1 for deleted ones.
+func ReportRollupDelta(from string, sign int) string { return reportRollup.delta(from, sign) }
+
+// EventRollupDelta renders the INSERT of event_rollup deltas for the
+// events of from (timestamp, status, resource_type, and their report's
+// environment as environment), each counted sign times.
+func EventRollupDelta(from string, sign int) string { return eventRollup.delta(from, sign) }
+
+// RollupTable is a rollup table and its dimension columns (for
+// compaction).
+type RollupTable struct{ Table, Dims string }
+
+// RollupTables are the rollup tables.
+var RollupTables = []RollupTable{
+	{reportRollup.table, strings.Join(reportRollup.dims, ", ")},
+	{eventRollup.table, strings.Join(eventRollup.dims, ", ")},
+}

@@ -1,0 +1,92 @@
+package sqlgen_test
+
+import (
+	"strings"
+	"testing"
+
+	"reportdb/internal/testcorpus"
+	"reportdb/postgres"
+	"reportdb/query"
+	"reportdb/query/sqlgen"
+	"reportdb/sqlite"
+)
+
+func plan(t *testing.T, e *query.Entity, q string) *query.Plan {
+	t.Helper()
+	p, err := query.Compile(e, testcorpus.JSON(t, q), &query.Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return p
+}
+
+// TestJoinsFromPlan: a statement joins the tables its plan's fields need,
+// and only those (decided from the plan, in both dialects).
+func TestJoinsFromPlan(t *testing.T) {
+	for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
+		for _, c := range []struct {
+			e        *query.Entity
+			q        string
+			join     string
+			wantJoin bool
+		}{
+			{query.Events, `["extract",["status","resource_title"],["=","status","failure"]]`, "JOIN reports r", false},
+			{query.Events, `["extract",["status"],["=","certname","a"]]`, "JOIN reports r", true},
+			{query.Events, `["extract",["certname"],["=","status","failure"]]`, "JOIN reports r", true},
+			{query.Events, ``, "JOIN reports r", true}, // full rows have report fields
+			{query.Events, `["extract",[["function","count"]],["=","latest_report?",true]]`, "JOIN reports r", false},
+			{query.Nodes, `["extract",["certname"]]`, "LEFT JOIN reports lr", false},
+			{query.Nodes, `["extract",["certname"],["=","latest_report_status","failed"]]`, "LEFT JOIN reports lr", true},
+			{query.Nodes, ``, "LEFT JOIN reports lr", true},
+		} {
+			b, err := sqlgen.Select(d, plan(t, c.e, c.q))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(b.SQL, c.join); got != c.wantJoin {
+				t.Errorf("%T %s %s: join %q = %v, want %v\n%s", d, c.e.Name, c.q, c.join, got, c.wantJoin, b.SQL)
+			}
+		}
+	}
+}
+
+// TestValueSensitive: statements comparing a bound value with a range or
+// a regular expression are marked, equality lookups are not.
+func TestValueSensitive(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		want bool
+	}{
+		{`["=","certname","a"]`, false},
+		{`["in","status",["array",["failure","noop"]]]`, false},
+		{`[">","timestamp","2025-01-01T00:00:00Z"]`, true},
+		{`["~","resource_title","^/etc"]`, true},
+		{`["~","containment_path","Class"]`, true},
+		{`["and",["=","certname","a"],["<=","line",3]]`, true},
+	} {
+		b, err := sqlgen.Select(postgres.Dialect{}, plan(t, query.Events, c.q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.ValueSensitive != c.want {
+			t.Errorf("%s: ValueSensitive = %v, want %v\n%s", c.q, b.ValueSensitive, c.want, b.SQL)
+		}
+	}
+}
+
+// TestCountWrapsRows: the total of include_total counts the rows of the
+// same filter without limit and offset.
+func TestCountWrapsRows(t *testing.T) {
+	p := plan(t, query.Reports, `["=","certname","a"]`)
+	p.Limit, p.Offset = 10, 20
+	b, err := sqlgen.Count(sqlite.Dialect{}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.SQL, "SELECT COUNT(*) FROM (SELECT ") || strings.Contains(b.SQL, "LIMIT") {
+		t.Errorf("count statement: %s", b.SQL)
+	}
+	if len(b.Args) != 1 || b.Args[0] != "a" {
+		t.Errorf("count args: %v", b.Args)
+	}
+}

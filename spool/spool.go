@@ -1,0 +1,326 @@
+// Package spool is a durable, append-only FIFO of records on local disk:
+// reportdb's equivalent of PuppetDB's on-disk command queue, used while the
+// database cannot take reports.
+//
+// The spool is one file, spool.log, of records
+//
+//	[4 bytes length][4 bytes CRC-32C of time+payload][8 bytes append time, Unix ns][payload]
+//
+// (little-endian), and a head file, spool.head, holding the offset of the
+// first record not yet delivered (8 bytes offset, 4 bytes CRC-32C).
+// Append writes a record and fsyncs before it returns, so a record whose
+// Append returned is durable. Records are delivered in order: Peek reads
+// from the head, Commit advances it (fsyncing spool.head); once every
+// record is delivered the log is truncated. A crash between the delivery
+// of records and Commit re-delivers them after a restart (at-least-once;
+// reportdb's report hash turns a re-delivery into a duplicate). A torn
+// record at the end of the log (a crash during Append, never acknowledged)
+// fails its CRC and is cut off when the spool is opened.
+package spool
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const (
+	logName    = "spool.log"
+	headName   = "spool.head"
+	headerSize = 16
+	// MaxRecord bounds one record (a corrupt length beyond it ends the log).
+	MaxRecord = 1 << 30
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrFull is returned by Append when the record would take the backlog
+// past the size limit.
+var ErrFull = errors.New("spool full")
+
+// ErrNoSpace is returned by Append when the disk is full (ENOSPC); the
+// spool is unchanged.
+var ErrNoSpace = errors.New("no space left on the spool's disk")
+
+// Record is one spooled record.
+type Record struct {
+	Offset  int64     // where it starts in the log
+	Size    int64     // bytes it takes in the log, header included
+	Time    time.Time // when it was appended
+	Payload []byte
+}
+
+// Stats describe the backlog.
+type Stats struct {
+	Records int       // records not yet delivered
+	Bytes   int64     // their size in the log
+	Oldest  time.Time // append time of the oldest (zero when empty)
+}
+
+// Spool is a durable FIFO; safe for concurrent use (one consumer).
+type Spool struct {
+	dir      string
+	maxBytes int64
+
+	mu     sync.Mutex
+	log    *os.File
+	headF  *os.File
+	size   int64     // end of the last valid record
+	head   int64     // first undelivered record
+	count  int       // records in [head, size)
+	oldest time.Time // time of the record at head
+	// Dropped is the number of bytes cut off a torn tail when opened.
+	Dropped int64
+}
+
+// Open opens (creating) the spool in dir. maxBytes bounds the backlog
+// (<= 0: no bound).
+func Open(dir string, maxBytes int64) (*Spool, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	lf, err := os.OpenFile(filepath.Join(dir, logName), os.O_RDWR|os.O_CREATE, 0o640)
+	if err != nil {
+		return nil, err
+	}
+	// one process per spool: a second instance pointed at the same
+	// directory would deliver the same records twice and corrupt the head
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("spool %s is in use by another process (each reportdb instance needs its own spool directory): %w", dir, err)
+	}
+	hf, err := os.OpenFile(filepath.Join(dir, headName), os.O_RDWR|os.O_CREATE, 0o640)
+	if err != nil {
+		lf.Close()
+		return nil, err
+	}
+	// make the files' directory entries durable (power loss right after
+	// the first acknowledgement must not lose the file)
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	s := &Spool{dir: dir, maxBytes: maxBytes, log: lf, headF: hf}
+	if err := s.recover(); err != nil {
+		lf.Close()
+		hf.Close()
+		return nil, fmt.Errorf("spool %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// recover reads the head, scans the log from it and cuts a torn tail.
+func (s *Spool) recover() error {
+	var hb [12]byte
+	if n, _ := s.headF.ReadAt(hb[:], 0); n == 12 && crc32.Checksum(hb[:8], crcTable) == binary.LittleEndian.Uint32(hb[8:]) {
+		s.head = int64(binary.LittleEndian.Uint64(hb[:8]))
+	}
+	fi, err := s.log.Stat()
+	if err != nil {
+		return err
+	}
+	if s.head > fi.Size() || s.head < 0 {
+		// the log was truncated after a full drain but the crash came
+		// before the head was reset
+		s.head = 0
+	}
+	off := s.head
+	for {
+		rec, err := s.readAt(off)
+		if err != nil {
+			break
+		}
+		if s.count == 0 {
+			s.oldest = rec.Time
+		}
+		s.count++
+		off += rec.Size
+	}
+	s.size = off
+	if off < fi.Size() {
+		s.Dropped = fi.Size() - off
+		if err := s.log.Truncate(off); err != nil {
+			return err
+		}
+		if err := s.log.Sync(); err != nil {
+			return err
+		}
+	}
+	if s.count == 0 && s.size > 0 {
+		return s.reset()
+	}
+	return s.writeHead(s.head)
+}
+
+// readAt reads and checks the record at off.
+func (s *Spool) readAt(off int64) (Record, error) {
+	var h [headerSize]byte
+	if _, err := s.log.ReadAt(h[:], off); err != nil {
+		return Record{}, err
+	}
+	n := binary.LittleEndian.Uint32(h[0:4])
+	if n > MaxRecord {
+		return Record{}, errors.New("bad record length")
+	}
+	buf := make([]byte, 8+int(n))
+	copy(buf, h[8:16])
+	if _, err := s.log.ReadAt(buf[8:], off+headerSize); err != nil {
+		return Record{}, err
+	}
+	if crc32.Checksum(buf, crcTable) != binary.LittleEndian.Uint32(h[4:8]) {
+		return Record{}, errors.New("bad record checksum")
+	}
+	return Record{Offset: off, Size: headerSize + int64(n), Time: time.Unix(0, int64(binary.LittleEndian.Uint64(h[8:16]))), Payload: buf[8:]}, nil
+}
+
+// Append adds a record and returns once it is on disk (fsync).
+func (s *Spool) Append(payload []byte) error {
+	if len(payload) > MaxRecord {
+		return ErrFull
+	}
+	now := time.Now()
+	rec := make([]byte, headerSize+len(payload))
+	binary.LittleEndian.PutUint32(rec[0:4], uint32(len(payload)))
+	binary.LittleEndian.PutUint64(rec[8:16], uint64(now.UnixNano()))
+	copy(rec[headerSize:], payload)
+	binary.LittleEndian.PutUint32(rec[4:8], crc32.Checksum(rec[8:], crcTable))
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log == nil {
+		return os.ErrClosed
+	}
+	if s.maxBytes > 0 && s.size-s.head+int64(len(rec)) > s.maxBytes {
+		return ErrFull
+	}
+	if _, err := s.log.WriteAt(rec, s.size); err != nil {
+		s.log.Truncate(s.size) // do not leave a partial record behind
+		return diskErr(err)
+	}
+	if err := s.log.Sync(); err != nil {
+		s.log.Truncate(s.size)
+		return diskErr(err)
+	}
+	if s.count == 0 {
+		s.oldest = now
+	}
+	s.size += int64(len(rec))
+	s.count++
+	return nil
+}
+
+func diskErr(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("%w: %v", ErrNoSpace, err)
+	}
+	return err
+}
+
+// Peek returns up to max records from the head, oldest first, without
+// removing them.
+func (s *Spool) Peek(max int) ([]Record, error) {
+	s.mu.Lock()
+	off, end := s.head, s.size
+	s.mu.Unlock()
+	var out []Record
+	for off < end && len(out) < max {
+		rec, err := s.readAt(off)
+		if err != nil {
+			return out, fmt.Errorf("spool: reading record at %d: %w", off, err)
+		}
+		out = append(out, rec)
+		off += rec.Size
+	}
+	return out, nil
+}
+
+// Commit removes the first n records (those Peek returned, delivered).
+// The new head is on disk when it returns.
+func (s *Spool) Commit(recs []Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if recs[0].Offset != s.head {
+		return fmt.Errorf("spool: commit at %d but the head is at %d", recs[0].Offset, s.head)
+	}
+	last := recs[len(recs)-1]
+	head := last.Offset + last.Size
+	s.count -= len(recs)
+	if s.count == 0 {
+		s.head = head
+		return s.reset()
+	}
+	if err := s.writeHead(head); err != nil {
+		s.count += len(recs)
+		return err
+	}
+	s.head = head
+	if next, err := s.readAt(head); err == nil {
+		s.oldest = next.Time
+	}
+	return nil
+}
+
+// reset empties the log (everything delivered). Called with mu held.
+// Order matters for crashes: the log is truncated first; a head beyond the
+// end of the log is taken as 0 when opened.
+func (s *Spool) reset() error {
+	if err := s.log.Truncate(0); err != nil {
+		return err
+	}
+	if err := s.log.Sync(); err != nil {
+		return err
+	}
+	s.size, s.head, s.count, s.oldest = 0, 0, 0, time.Time{}
+	return s.writeHead(0)
+}
+
+func (s *Spool) writeHead(off int64) error {
+	var hb [12]byte
+	binary.LittleEndian.PutUint64(hb[:8], uint64(off))
+	binary.LittleEndian.PutUint32(hb[8:], crc32.Checksum(hb[:8], crcTable))
+	if _, err := s.headF.WriteAt(hb[:], 0); err != nil {
+		return err
+	}
+	return s.headF.Sync()
+}
+
+// Stats returns the backlog.
+func (s *Spool) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Stats{Records: s.count, Bytes: s.size - s.head, Oldest: s.oldest}
+}
+
+// Len is the number of records not yet delivered.
+func (s *Spool) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.count
+}
+
+// MaxBytes is the backlog limit (<= 0: none).
+func (s *Spool) MaxBytes() int64 { return s.maxBytes }
+
+// Dir is the spool's directory.
+func (s *Spool) Dir() string { return s.dir }
+
+// Close closes the files.
+func (s *Spool) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log == nil {
+		return nil
+	}
+	err := errors.Join(s.log.Close(), s.headF.Close())
+	s.log, s.headF = nil, nil
+	return err
+}
