@@ -116,14 +116,17 @@ func TestSlowClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() {
+	// Each trickling goroutine gets its connection as an argument: the
+	// variable conn is reused for the next case, and a goroutine reading
+	// it would trickle into that case's connection.
+	go func(conn net.Conn) {
 		for _, c := range []byte("GET /pdb/query/v4/reports HTTP/1.1\r\nHost: x\r\nX-Slow: " + strings.Repeat("y", 100)) {
 			if _, err := conn.Write([]byte{c}); err != nil {
 				return
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-	}()
+	}(conn)
 	start := time.Now()
 	if closed, _ := closedWithin(conn, 5*time.Second); !closed {
 		t.Errorf("slowloris headers: connection still open after 5 s")
@@ -140,14 +143,14 @@ func TestSlowClients(t *testing.T) {
 	}
 	u, _ := url.Parse(commandURL(base, certname))
 	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", u.RequestURI(), len(body))
-	go func() {
+	go func(conn net.Conn) {
 		for i := 0; i < len(body); i += 10 {
 			if _, err := conn.Write(body[i:min(i+10, len(body))]); err != nil {
 				return
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-	}()
+	}(conn)
 	closed, answer := closedWithin(conn, 5*time.Second)
 	conn.Close()
 	if !closed || strings.HasPrefix(answer, "HTTP/1.1 200") {
