@@ -52,6 +52,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Format10Equivalence", func(t *testing.T) { RunFormat10Equivalence(t, open) })
 	t.Run("Storage", func(t *testing.T) { RunStorage(t, open) })
 	t.Run("DayRollup", func(t *testing.T) { RunDayRollup(t, open) })
+	t.Run("LatestOfNode", func(t *testing.T) { RunLatestOfNode(t, open) })
 }
 
 // Served reports whether a conformance case group (the "endpoint" field of
