@@ -24,8 +24,22 @@ var httpsRE = regexp.MustCompile(`addr=https://([0-9.:]+)`)
 
 // lockedBuffer collects a process's stderr.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu  sync.Mutex
+	b   bytes.Buffer
+	eof chan struct{} // closed when the process's stderr is read to the end
+}
+
+// waitEOF waits until the whole log has been read (the process has
+// exited and closed its stderr). cmd.Wait closes the pipe as soon as the
+// process exits, so it must not be called before: the last lines would
+// be lost (CI once missed "reportdb stopped" that way).
+func (l *lockedBuffer) waitEOF(within time.Duration) bool {
+	select {
+	case <-l.eof:
+		return true
+	case <-time.After(within):
+		return false
+	}
 }
 
 func (l *lockedBuffer) add(s string) { l.mu.Lock(); l.b.WriteString(s + "\n"); l.mu.Unlock() }
@@ -48,9 +62,10 @@ func startBinary(t *testing.T, bin string, tlsToo bool, args ...string) (cmd *ex
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	log = &lockedBuffer{}
+	log = &lockedBuffer{eof: make(chan struct{})}
 	addrs := make(chan [2]string, 8)
 	go func() {
+		defer close(log.eof)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Text()
@@ -164,7 +179,10 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		log.waitEOF(30 * time.Second)
+		exited <- cmd.Wait()
+	}()
 	select {
 	case err := <-exited:
 		if err != nil || cmd.ProcessState.ExitCode() != 0 {
