@@ -3,8 +3,6 @@ package storetest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http/httptest"
 	"net/url"
 	"testing"
 
@@ -25,17 +23,7 @@ func RunLatestOfNode(t *testing.T, open Opener) {
 		for k, vs := range extra {
 			v[k] = vs
 		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", path+"?"+v.Encode(), nil))
-		body, _ := io.ReadAll(rec.Body)
-		if rec.Code != 200 {
-			t.Fatalf("%s %s: %d %s", path, q, rec.Code, body)
-		}
-		var rows []map[string]any
-		if err := json.Unmarshal(body, &rows); err != nil {
-			t.Fatal(err)
-		}
-		return rows
+		return fetch(t, h, path, v)
 	}
 	var nodes []string
 	for _, r := range get("/pdb/query/v4/nodes", `["~","certname",""]`, nil) {

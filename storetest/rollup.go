@@ -1,11 +1,7 @@
 package storetest
 
 import (
-	"encoding/json"
-	"io"
-	"net/http/httptest"
 	"net/url"
-	"sort"
 	"testing"
 
 	"reportdb/internal/conformance"
@@ -26,21 +22,7 @@ func RunDayRollup(t *testing.T, open Opener) {
 			if (path == "/pdb/query/v4/reports") != (len(q) > 0 && q[len(q)-1] == ' ') {
 				continue
 			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest("GET", path+"?"+v.Encode(), nil))
-			body, _ := io.ReadAll(rec.Body)
-			if rec.Code != 200 {
-				t.Fatalf("%s %s: %d %s", path, q, rec.Code, body)
-			}
-			var rows []map[string]any
-			json.Unmarshal(body, &rows)
-			var out []string
-			for _, r := range rows {
-				b, _ := json.Marshal(r)
-				out = append(out, string(b))
-			}
-			sort.Strings(out)
-			return out
+			return canonical(fetch(t, h, path, v))
 		}
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -61,10 +62,16 @@ func mustStore(t *testing.T, b engine.Backend, rs ...*reportdb.Report) []reportd
 	return out
 }
 
-// get runs a GET on the API and decodes the JSON rows.
+// get runs a GET on an API over b and decodes the JSON rows.
 func get(t *testing.T, b engine.Backend, path string, params url.Values) []map[string]any {
 	t.Helper()
-	h := NewServer(t, b)
+	return fetch(t, NewServer(t, b), path, params)
+}
+
+// fetch runs a GET on h and decodes the JSON rows; anything but a 200
+// with a JSON array fails the test.
+func fetch(t *testing.T, h http.Handler, path string, params url.Values) []map[string]any {
+	t.Helper()
 	req := httptest.NewRequest("GET", path+"?"+params.Encode(), nil)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
