@@ -62,26 +62,28 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	}
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "reportdb"
-	// Aggregations over a day of events (distinct_resources, event counts)
-	// sort or hash tens of thousands of rows: let them do it in memory.
-	// The pool is small, so this stays bounded.
-	if _, ok := cfg.ConnConfig.RuntimeParams["work_mem"]; !ok {
-		cfg.ConnConfig.RuntimeParams["work_mem"] = "32MB"
-	}
-	// reportdb's hot data (recent reports, their events, the indexes) is
-	// cached: index lookups cost little more than sequential reads, which
-	// the default random_page_cost (4, for spinning disks) does not assume.
-	if _, ok := cfg.ConnConfig.RuntimeParams["random_page_cost"]; !ok {
-		cfg.ConnConfig.RuntimeParams["random_page_cost"] = "1.1"
-	}
-	// JIT compilation pays off for long analytical scans, not for
-	// reportdb's queries: PostgreSQL compiles any plan whose estimated cost
-	// exceeds jit_above_cost (100,000), which at 10,000 nodes x 14 days is
-	// every query over the latest reports, and the compilation took ~430 ms
-	// of a 470 ms query (EXPLAIN ANALYZE: a nested loop of 35 ms behind a
-	// 508 ms "startup"). Off unless the database URL asks for it.
-	if _, ok := cfg.ConnConfig.RuntimeParams["jit"]; !ok {
-		cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	// Session defaults; a value set in the database URL wins.
+	for _, d := range []struct{ name, value string }{
+		// Aggregations over a day of events (distinct_resources, event
+		// counts) sort or hash tens of thousands of rows: let them do it
+		// in memory. The pool is small, so this stays bounded.
+		{"work_mem", "32MB"},
+		// reportdb's hot data (recent reports, their events, the indexes)
+		// is cached: index lookups cost little more than sequential reads,
+		// which the default random_page_cost (4, for spinning disks) does
+		// not assume.
+		{"random_page_cost", "1.1"},
+		// JIT compilation pays off for long analytical scans, not for
+		// reportdb's queries: PostgreSQL compiles any plan whose estimated
+		// cost exceeds jit_above_cost (100,000), which at 10,000 nodes x 14
+		// days is every query over the latest reports, and the compilation
+		// took ~430 ms of a 470 ms query (EXPLAIN ANALYZE: a nested loop of
+		// 35 ms behind a 508 ms "startup").
+		{"jit", "off"},
+	} {
+		if _, ok := cfg.ConnConfig.RuntimeParams[d.name]; !ok {
+			cfg.ConnConfig.RuntimeParams[d.name] = d.value
+		}
 	}
 	if opt.MaxConns > 0 {
 		cfg.MaxConns = opt.MaxConns
