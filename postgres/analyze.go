@@ -20,8 +20,9 @@ import (
 // database) the statistics would say the tables are empty, and point
 // lookups and the first reports page get plans 10-200 times slower.
 //
-// So each instance counts the rows it inserts per table (reports,
-// certnames, and each day partition of resource_events and report_data),
+// So each instance counts the rows it inserts per table (certnames,
+// resource_latest, and each day partition of reports, resource_events and
+// report_data),
 // and once a table has received more than
 //
 //	min(rows, 500 + fraction × its row estimate)
@@ -101,21 +102,23 @@ func (db *DB) noteStored(reports []*reportdb.Report, outcomes []reportdb.Outcome
 		}
 		n++
 		d := dayIndex(r.ProducerTimestamp)
-		a.pending[partitionName("report_data", d)]++
-		a.touched[partitionName("report_data", d)] = true
+		for _, t := range []string{"reports", "report_data"} {
+			a.pending[partitionName(t, d)]++
+			a.touched[partitionName(t, d)] = true
+		}
 		if len(r.Events) > 0 {
 			a.pending[partitionName("resource_events", d)] += int64(len(r.Events))
 			a.touched[partitionName("resource_events", d)] = true
+			// each event inserts or moves its resource's row, at most
+			a.pending["resource_latest"] += int64(len(r.Events))
+			a.touched["resource_latest"] = true
 		}
 	}
 	if n == 0 {
 		return
 	}
-	a.pending["reports"] += n
 	a.pending["certnames"] += n // inserted, or their latest report moved
-	for _, t := range []string{"reports", "certnames"} {
-		a.touched[t] = true
-	}
+	a.touched["certnames"] = true
 	if a.off || a.running || time.Since(a.last) < a.intervalLocked() {
 		return
 	}

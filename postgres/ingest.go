@@ -46,14 +46,14 @@ var storeStatement = `WITH input AS (
    i.catalog_uuid, i.code_id, i.job_id, i.cached_catalog_status, i.type, i.ev_success, i.ev_failure,
    i.ev_noop, i.ev_skipped, i.ev_total
   FROM input i ORDER BY i.ord
-  ON CONFLICT (hash) DO NOTHING
+  ON CONFLICT DO NOTHING -- the hash, unique in its day's partition (migration 0004)
   RETURNING id, hash, certname, producer_timestamp, type, environment, status, noop, noop_pending,
    cached_catalog_status
 ), data AS (
   INSERT INTO report_data (id, metrics, logs)
   SELECT ins.id, i.metrics, i.logs FROM ins JOIN input i ON i.hash = ins.hash
 ), evin AS (
-  SELECT ins.id, ins.environment, e.*
+  SELECT ins.id, ins.environment, ins.certname, e.*
   FROM unnest($25::text[], $26::text[], $27::bigint[], $28::text[], $29::text[], $30::text[],
    $31::text[], $32::text[], $33::text[], $34::text[], $35::int[], $36::text[], $37::text[],
    $38::text[], $39::boolean[])
@@ -73,6 +73,14 @@ var storeStatement = `WITH input AS (
   ` + sqlgen.ReportRollupDelta("ins", 1) + `
 ), er AS (
   ` + sqlgen.EventRollupDelta("evin", 1) + `
+), dk AS (
+  ` + sqlgen.LatestOfEvents("evin") + `
+), dj AS (
+  ` + sqlgen.LatestJoin("dk") + `
+), dd AS (
+  ` + sqlgen.LatestDelta("dj") + `
+), dl AS (
+  ` + sqlgen.LatestUpsert("dj", "GREATEST") + `
 ), env AS (
   INSERT INTO environments (name)
   SELECT DISTINCT environment FROM input ORDER BY 1
@@ -91,6 +99,16 @@ var storeStatement = `WITH input AS (
     OR certnames.latest_report_timestamp < EXCLUDED.latest_report_timestamp)
 )
 SELECT hash FROM ins`
+
+// lockNodes takes, in a fixed order, a transaction-level advisory lock per
+// certname of the batch (hashed into the two-key space, apart from the
+// one-key locks of postgres.go). It runs before storeStatement in the
+// same implicit transaction, so that storeStatement's snapshot, taken
+// after the locks, sees every committed change to those nodes'
+// resource_latest rows, and no other batch changes them until it commits:
+// the deltas it computes from that snapshot are then exact.
+const lockNodes = `SELECT count(pg_advisory_xact_lock(7497059, h)) FROM
+  (SELECT DISTINCT hashtext(c) AS h FROM unnest($1::text[]) c ORDER BY 1) s`
 
 // StoreReports implements store.Backend: the whole batch in one statement.
 // If the batch fails, each report is retried alone so that one bad report
@@ -153,7 +171,16 @@ func (db *DB) storeBatch(ctx context.Context, reports []*reportdb.Report) ([]rep
 			e.add(r.Hash, &r.Events[i])
 		}
 	}
-	rows, err := db.pool.Query(ctx, storeStatement, append(append(c.args(), e.args()...), c.countArgs()...)...)
+	batch := &pgx.Batch{}
+	batch.Queue(lockNodes, c.certname)
+	batch.Queue(storeStatement, append(append(c.args(), e.args()...), c.countArgs()...)...)
+	// one round trip, one implicit transaction (pgx runs a batch as one)
+	br := db.pool.SendBatch(ctx, batch)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +195,11 @@ func (db *DB) storeBatch(ctx context.Context, reports []*reportdb.Report) ([]rep
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// the implicit transaction commits at the end of the batch: only then
+	// is the batch stored
+	if err := br.Close(); err != nil {
 		return nil, err
 	}
 	outcomes := make([]reportdb.Outcome, len(reports))
@@ -247,6 +279,13 @@ func (db *DB) ensurePartitionDays(ctx context.Context, days []int64) error {
 				pgx.Identifier{name}.Sanitize(), parent, lo, hi)); err != nil {
 				return fmt.Errorf("create partition %s: %w", name, err)
 			}
+			if parent == "reports" {
+				// a report's hash is unique in its day (migration 0004)
+				if _, err := tx.Exec(ctx, fmt.Sprintf(`CREATE UNIQUE INDEX IF NOT EXISTS %s ON %s (hash)`,
+					pgx.Identifier{name + "_hash"}.Sanitize(), pgx.Identifier{name}.Sanitize())); err != nil {
+					return fmt.Errorf("create index of partition %s: %w", name, err)
+				}
+			}
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -262,7 +301,7 @@ func (db *DB) ensurePartitionDays(ctx context.Context, days []int64) error {
 
 // partitioned are the tables partitioned by day of report id, in the order
 // the batch statement locks them (DDL must follow it to avoid deadlocks).
-var partitioned = []string{"report_data", "resource_events"}
+var partitioned = []string{"reports", "report_data", "resource_events"}
 
 // partitionName names the partition of table parent for day d (day index).
 func partitionName(parent string, d int64) string {

@@ -71,8 +71,8 @@ func TestMaintainVacuumsClosedDays(t *testing.T) {
 	if !slices.Contains(did, pastEvents) || !slices.Contains(did, "report_data_"+past.Format("20060102")) {
 		t.Errorf("closed day's partitions not vacuumed: %v", did)
 	}
-	if !slices.Contains(did, "reports") {
-		t.Errorf("reports not vacuumed: %v", did)
+	if !slices.Contains(did, "reports_"+past.Format("20060102")) {
+		t.Errorf("closed day's reports not vacuumed: %v", did)
 	}
 	for _, name := range did {
 		if strings.HasSuffix(name, now.Format("20060102")) {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/jackc/pgx/v5"
 
@@ -20,11 +21,13 @@ const retentionBatch = 2000
 // one instance runs it, others get store.ErrBusy.
 //
 // It never holds a lock that stops ingest or queries for long:
-//   - the day partitions of events and report data entirely older than
-//     cutoff are detached with DETACH PARTITION ... CONCURRENTLY (which
-//     waits for the statements using them, and blocks none), then their
-//     events are subtracted from the rollups and the detached tables
-//     dropped, in one transaction that only they take part in;
+//   - the day partitions of events, report data and reports entirely
+//     older than cutoff are detached with DETACH PARTITION ... CONCURRENTLY
+//     (which waits for the statements using them, and blocks none), then
+//     their rows are subtracted from the rollups (and nodes' latest report
+//     pointers into them cleared) and the detached tables dropped, in one
+//     transaction that only they take part in, a day's events first and
+//     its reports last;
 //   - then the expired reports are deleted retentionBatch at a time, each
 //     batch with the events and data of the cutoff day's partition that
 //     belong to it, and its rollup deltas, in one statement.
@@ -44,10 +47,10 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 	}
 	defer release()
 
-	if err := db.dropExpiredPartitions(ctx, conn.Conn(), cutoff); err != nil {
-		return 0, err
+	deleted, err := db.dropExpiredPartitions(ctx, conn.Conn(), cutoff)
+	if err != nil {
+		return deleted, err
 	}
-	var deleted int64
 	for {
 		var n int64
 		if err := conn.QueryRow(ctx, `WITH gone AS (DELETE FROM reports WHERE id IN
@@ -57,6 +60,7 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		ev AS (DELETE FROM resource_events WHERE report_id IN (SELECT id FROM gone)
 		  RETURNING report_id, timestamp, status, resource_type),
 		data AS (DELETE FROM report_data WHERE id IN (SELECT id FROM gone)),
+		vf AS (`+raiseValidFrom("(SELECT max(timestamp) FROM ev)")+`),
 		rr AS (`+sqlgen.ReportRollupDelta("gone", -1)+`),
 		er AS (`+sqlgen.EventRollupDelta(`(SELECT ev.timestamp, ev.status, ev.resource_type, g.environment
 		  FROM ev JOIN gone g ON g.id = ev.report_id)`, -1)+`)
@@ -68,6 +72,9 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 			break
 		}
 	}
+	if err := dropStaleLatest(ctx, conn.Conn()); err != nil {
+		return deleted, err
+	}
 	if _, err := conn.Exec(ctx, `DELETE FROM environments e
 		WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.environment = e.name)`); err != nil {
 		return deleted, err
@@ -78,12 +85,12 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 // dropExpiredPartitions detaches and drops the day partitions entirely
 // older than cutoff, subtracting their events from the rollups. A detach
 // left pending by an interrupted run is finalized.
-func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff int64) error {
+func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff int64) (deleted int64, err error) {
 	rows, err := conn.Query(ctx, `SELECT p.relname, c.relname, i.inhdetachpending FROM pg_inherits i
 		JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-		WHERE p.relname IN ('resource_events', 'report_data') ORDER BY c.relname`)
+		WHERE p.relname IN ('reports', 'resource_events', 'report_data') ORDER BY c.relname`)
 	if err != nil {
-		return err
+		return deleted, err
 	}
 	type part struct {
 		parent, name string
@@ -95,7 +102,7 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 		var p part
 		if err := rows.Scan(&p.parent, &p.name, &p.pending); err != nil {
 			rows.Close()
-			return err
+			return deleted, err
 		}
 		d, ok := partitionDay(p.parent, p.name)
 		if ok && (d+1)*dayMs <= cutoff {
@@ -105,8 +112,17 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return deleted, err
 	}
+	// a day's events go first (their rollup deltas read their reports'
+	// environment), its reports last
+	order := map[string]int{"resource_events": 0, "report_data": 1, "reports": 2}
+	sort.SliceStable(drop, func(i, j int) bool {
+		if drop[i].day != drop[j].day {
+			return drop[i].day < drop[j].day
+		}
+		return order[drop[i].parent] < order[drop[j].parent]
+	})
 	for _, p := range drop {
 		// this instance must not insert into the day any more (a report
 		// older than the cutoff arriving now finds no partition, and its
@@ -120,28 +136,80 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 			detach = "ALTER TABLE " + p.parent + " DETACH PARTITION " + tab + " FINALIZE"
 		}
 		if _, err := conn.Exec(ctx, detach); err != nil {
-			return fmt.Errorf("detach partition %s: %w", p.name, err)
+			return deleted, fmt.Errorf("detach partition %s: %w", p.name, err)
 		}
 		tx, err := conn.Begin(ctx)
 		if err != nil {
-			return err
+			return deleted, err
 		}
+		var n int64 // the reports the partition held
 		if p.parent == "resource_events" {
 			// detached, the table takes no more rows: the deltas subtract
 			// exactly what the DROP removes
+			if _, err := tx.Exec(ctx, raiseValidFrom("(SELECT max(timestamp) FROM "+tab+")")); err != nil {
+				tx.Rollback(ctx)
+				return deleted, fmt.Errorf("distinct state of partition %s: %w", p.name, err)
+			}
 			if _, err := tx.Exec(ctx, sqlgen.EventRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
 				r.environment FROM `+tab+` e JOIN reports r ON r.id = e.report_id)`, -1)); err != nil {
 				tx.Rollback(ctx)
-				return fmt.Errorf("rollups of partition %s: %w", p.name, err)
+				return deleted, fmt.Errorf("rollups of partition %s: %w", p.name, err)
+			}
+		}
+		if p.parent == "reports" {
+			// the same for the day's reports; nodes whose latest report
+			// goes keep none until a newer one arrives (as in PuppetDB)
+			lo, hi := idRange(p.day)
+			if err := tx.QueryRow(ctx, "SELECT count(*) FROM "+tab).Scan(&n); err != nil {
+				tx.Rollback(ctx)
+				return deleted, fmt.Errorf("count partition %s: %w", p.name, err)
+			}
+			if _, err := tx.Exec(ctx, sqlgen.ReportRollupDelta("(SELECT * FROM "+tab+")", -1)); err != nil {
+				tx.Rollback(ctx)
+				return deleted, fmt.Errorf("rollups of partition %s: %w", p.name, err)
+			}
+			if _, err := tx.Exec(ctx, `UPDATE certnames SET latest_report_id = NULL
+				WHERE latest_report_id >= $1 AND latest_report_id < $2`, lo, hi); err != nil {
+				tx.Rollback(ctx)
+				return deleted, fmt.Errorf("latest reports of partition %s: %w", p.name, err)
 			}
 		}
 		if _, err := tx.Exec(ctx, "DROP TABLE "+tab); err != nil {
 			tx.Rollback(ctx)
-			return fmt.Errorf("drop partition %s: %w", p.name, err)
+			return deleted, fmt.Errorf("drop partition %s: %w", p.name, err)
 		}
 		if err := tx.Commit(ctx); err != nil {
-			return err
+			return deleted, err
 		}
+		if p.parent == "reports" {
+			deleted += n
+		}
+	}
+	return deleted, nil
+}
+
+// raiseValidFrom renders the UPDATE that moves distinct_state.valid_from
+// past newest (an SQL expression: the newest timestamp of the events being
+// deleted, NULL for none), in the transaction that deletes them: from then
+// on, no window starting at or before a deleted event is answered from
+// resource_latest (see query/sqlgen/distinct.go), whose row for a key may
+// be a deleted event.
+func raiseValidFrom(newest string) string {
+	return "UPDATE distinct_state SET valid_from = GREATEST(valid_from, " + newest + " + 1) WHERE " + newest + " IS NOT NULL"
+}
+
+// dropStaleLatest deletes the resource_latest rows and distinct_rollup
+// buckets that no window may read any more (older than valid_from). They
+// are only kept out of queries' way by valid_from; this keeps the tables
+// from growing with retention. A row an ingest adds meanwhile below
+// valid_from is left for the next run.
+func dropStaleLatest(ctx context.Context, conn *pgx.Conn) error {
+	if _, err := conn.Exec(ctx, `DELETE FROM resource_latest WHERE ts < (SELECT max(valid_from) FROM distinct_state)`); err != nil {
+		return fmt.Errorf("stale latest rows: %w", err)
+	}
+	if _, err := conn.Exec(ctx, `DELETE FROM distinct_rollup
+		WHERE bucket + width <= (SELECT max(valid_from) FROM distinct_state)`); err != nil {
+		return fmt.Errorf("stale distinct buckets: %w", err)
 	}
 	return nil
 }

@@ -68,6 +68,9 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 	if err := addRollups(ctx, tx, ids, 1); err != nil {
 		return nil, nil, err
 	}
+	if err := addLatest(ctx, tx, ids); err != nil {
+		return nil, nil, err
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, nil, err
 	}
@@ -206,6 +209,36 @@ func countInRollups(ctx context.Context, tx *sql.Tx, where string, arg any, sign
 	if _, err := tx.ExecContext(ctx, sqlgen.EventRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
 		r.environment FROM resource_events e JOIN reports r ON r.id = e.report_id WHERE `+where+`)`, sign), arg); err != nil {
 		return fmt.Errorf("event rollup: %w", err)
+	}
+	return nil
+}
+
+// addLatest merges the events of the reports ids into resource_latest and
+// distinct_rollup (see query/sqlgen/distinct.go), in the transaction that
+// stores them: the deltas are read against resource_latest before the
+// merge (the single writer holds the lock).
+func addLatest(ctx context.Context, tx *sql.Tx, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	list, _ := json.Marshal(ids)
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{"DROP TABLE IF EXISTS temp.latest_batch", nil},
+		{"CREATE TEMP TABLE latest_batch AS " + sqlgen.LatestJoin("("+sqlgen.LatestOfEvents(`(SELECT r.certname AS certname,
+			e.resource_type AS resource_type, e.resource_title AS resource_title, e.property AS property,
+			e.name AS name, e.timestamp AS timestamp, e.status AS status
+			FROM resource_events e JOIN reports r ON r.id = e.report_id
+			WHERE e.report_id IN (SELECT value FROM json_each(?1)))`)+")"), []any{string(list)}},
+		{sqlgen.LatestDelta("temp.latest_batch"), nil},
+		{sqlgen.LatestUpsert("temp.latest_batch", "MAX"), nil},
+		{"DROP TABLE temp.latest_batch", nil},
+	} {
+		if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
+			return fmt.Errorf("distinct latest: %w", err)
+		}
 	}
 	return nil
 }

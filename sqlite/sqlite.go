@@ -211,8 +211,24 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (n int64, e
 		if err := countInRollups(ctx, tx, "r.producer_timestamp < ?1", cutoff, -1); err != nil {
 			return err
 		}
+		// no distinct window starting at or before a deleted event is
+		// answered from resource_latest any more (query/sqlgen/distinct.go)
+		if _, err := tx.ExecContext(ctx, `UPDATE distinct_state SET valid_from = MAX(valid_from, n.ts + 1)
+		FROM (SELECT MAX(e.timestamp) AS ts FROM resource_events e JOIN reports r ON r.id = e.report_id
+		  WHERE r.producer_timestamp < ?) n WHERE n.ts IS NOT NULL`, cutoff); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM resource_events
 		WHERE report_id IN (SELECT id FROM reports WHERE producer_timestamp < ?)`, cutoff); err != nil {
+			return err
+		}
+		// what no window may read any more
+		if _, err := tx.ExecContext(ctx, `DELETE FROM resource_latest
+		WHERE ts < (SELECT MAX(valid_from) FROM distinct_state)`); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM distinct_rollup
+		WHERE bucket + width <= (SELECT MAX(valid_from) FROM distinct_state)`); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM reports WHERE producer_timestamp < ?`, cutoff)

@@ -53,6 +53,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Storage", func(t *testing.T) { RunStorage(t, open) })
 	t.Run("DayRollup", func(t *testing.T) { RunDayRollup(t, open) })
 	t.Run("LatestOfNode", func(t *testing.T) { RunLatestOfNode(t, open) })
+	t.Run("DistinctCounts", func(t *testing.T) { RunDistinctCounts(t, open) })
 }
 
 // Served reports whether a conformance case group (the "endpoint" field of

@@ -87,7 +87,12 @@ func (b *builder) eventCounts(p *query.CountsPlan, paging bool) (string, error) 
 	if p.CountBy == "certname" {
 		sel = "DISTINCT " + sel
 	}
+	dp, covered := coveredDistinct(b.d, p)
+	if covered {
+		b.distinctGate = distinctScanGate
+	}
 	innerSQL, err := b.statement(ev, sel, &u, false)
+	b.distinctGate = ""
 	if err != nil {
 		return "", err
 	}
@@ -106,6 +111,9 @@ func (b *builder) eventCounts(p *query.CountsPlan, paging bool) (string, error) 
 			sb.WriteString(", ")
 		}
 		sb.WriteString("ev." + c)
+	}
+	if covered {
+		return b.distinctEventCounts(p, dp, sb.String(), paging), nil
 	}
 	if f := p.Filter; f != nil {
 		sb.WriteString(" HAVING " + b.countSQL(f.Count) + " " + f.Op + " " + b.countArg(f))

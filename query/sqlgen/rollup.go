@@ -515,4 +515,5 @@ type RollupTable struct{ Table, Dims string }
 var RollupTables = []RollupTable{
 	{reportRollup.table, strings.Join(reportRollup.dims, ", ")},
 	{eventRollup.table, strings.Join(eventRollup.dims, ", ")},
+	{"distinct_rollup", "status, resource_type, resource_title"},
 }

@@ -37,6 +37,11 @@ type builder struct {
 	// alias, when set, is the table every stored column is read from (a
 	// rollup's rows, which carry the dimensions under their own names)
 	alias string
+	// distinctGate, when set, is a condition added to the distinct_resources
+	// window's scan (distinctEventCounts: false when the distinct tables
+	// answer, so that the scan reads no row even where the database does
+	// not skip a gated branch, as SQLite materialising the window does not)
+	distinctGate string
 }
 
 func (b *builder) built(sql string, cols []OutCol) *Built {
@@ -257,7 +262,11 @@ func (b *builder) from(p *query.Plan, u uses) string {
 		from := "(SELECT " + strings.Join(sel, ", ") + ", MAX(e.timestamp) OVER (PARTITION BY " + key +
 			") AS distinct_max FROM resource_events e " +
 			"JOIN reports r2 ON r2.id = e.report_id WHERE e.timestamp >= " + b.rangeArg(w.Start) +
-			" AND e.timestamp <= " + b.rangeArg(w.End) + ") e"
+			" AND e.timestamp <= " + b.rangeArg(w.End)
+		if b.distinctGate != "" {
+			from += " AND " + b.distinctGate
+		}
+		from += ") e"
 		if u.tables.has(query.ReportsTable) {
 			from += schema[query.ReportsTable].join
 		}
