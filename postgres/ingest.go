@@ -274,6 +274,21 @@ func (db *DB) ensurePartitionDays(ctx context.Context, days []int64) error {
 		lo, hi := idRange(d)
 		for _, parent := range partitioned {
 			name := partitionName(parent, d)
+			// Another instance (or this one, for a batch that computed
+			// missing before the last creator committed) may have made
+			// it. Skip it then: even CREATE ... IF NOT EXISTS locks the
+			// parent or the partition before it finds the name taken,
+			// and a lock on an existing partition, held while waiting
+			// for the next parent, deadlocks with a batch inserting into
+			// it.
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`,
+				pgx.Identifier{name}.Sanitize()).Scan(&exists); err != nil {
+				return err
+			}
+			if exists {
+				continue
+			}
 			if _, err := tx.Exec(ctx, fmt.Sprintf(
 				`CREATE TABLE IF NOT EXISTS %s PARTITION OF %s FOR VALUES FROM (%d) TO (%d)`,
 				pgx.Identifier{name}.Sanitize(), parent, lo, hi)); err != nil {
