@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -260,6 +261,19 @@ func importMain(ctx context.Context, cfg *importConfig, stdout, stderr io.Writer
 			icfg.Workers = min(max(32, 8*runtime.GOMAXPROCS(0), cfg.MaxBatch*(writers+1)), 8192)
 		}
 		defer afterImport(backend, committer, stderr)
+		// The rollups are compacted during the import as the server does:
+		// each batch writes one delta row per bucket and dimensions, and
+		// left to the end a 14-day import of 10,000 nodes piled up 11
+		// million unmerged rows that every batch's index inserts and
+		// the final merge paid for.
+		cctx, stopCompaction := context.WithCancel(ctx)
+		compacted := make(chan struct{})
+		go func() {
+			defer close(compacted)
+			store.RunCompaction(cctx, backend, importCompactInterval,
+				slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+		}()
+		defer func() { stopCompaction(); <-compacted }()
 		where := "PostgreSQL"
 		if kind == "sqlite" {
 			where = "the embedded database in " + cfg.DataDir
@@ -279,6 +293,10 @@ func importMain(ctx context.Context, cfg *importConfig, stdout, stderr io.Writer
 	}
 	return 0
 }
+
+// importCompactInterval is how often an import into a database compacts
+// the rollups (the server's interval).
+var importCompactInterval = store.DefaultCompactInterval
 
 // changedAnalyzer is a store that can ANALYZE the tables it inserted into
 // (PostgreSQL).

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"path/filepath"
 
@@ -27,7 +28,13 @@ import (
 // (reports with their metrics and logs, events, event counts, nodes) are
 // identical, but for the receive times. A duplicate line is a duplicate and
 // a bad line is rejected with its line number without stopping the rest.
+//
+// The rollups are compacted every millisecond during the import, so that
+// compaction runs between and beside the batches: the answers must not
+// change.
 func TestImportBulkPostgresMatchesServer(t *testing.T) {
+	defer func(d time.Duration) { importCompactInterval = d }(importCompactInterval)
+	importCompactInterval = time.Millisecond
 	m, _ := testcorpus.LoadManifest(t)
 	var lines bytes.Buffer
 	var payloads [][]byte

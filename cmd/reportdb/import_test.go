@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"reportdb/internal/testcorpus"
 	"reportdb/jsonv"
@@ -142,6 +143,9 @@ func writeFile(t *testing.T, path string, data []byte) {
 // includes producer_timestamp, so the two trees are 149 + 149 distinct
 // reports; a second import of either tree is all duplicates.
 func TestImportCorpus(t *testing.T) {
+	// compaction beside the batches (SQLite: one writer) fails no store
+	defer func(d time.Duration) { importCompactInterval = d }(importCompactInterval)
+	importCompactInterval = time.Millisecond
 	dataDir := t.TempDir()
 	f10 := filepath.Join(corpusDir(t), "format10")
 	w8 := filepath.Join(corpusDir(t), "wire8")
