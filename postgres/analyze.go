@@ -21,9 +21,9 @@ import (
 // lookups and the first reports page get plans 10-200 times slower.
 //
 // So each instance counts the rows it inserts per table (certnames,
-// resource_latest, and each day partition of reports, resource_events and
-// report_data),
-// and once a table has received more than
+// latest_reports, resource_latest, and each day partition of reports,
+// resource_events and report_data), and once a table has received more
+// than
 //
 //	min(rows, 500 + fraction × its row estimate)
 //
@@ -117,8 +117,10 @@ func (db *DB) noteStored(reports []*reportdb.Report, outcomes []reportdb.Outcome
 	if n == 0 {
 		return
 	}
-	a.pending["certnames"] += n // inserted, or their latest report moved
-	a.touched["certnames"] = true
+	for _, t := range []string{"certnames", "latest_reports"} {
+		a.pending[t] += n // inserted, or their latest report moved
+		a.touched[t] = true
+	}
 	if a.off || a.running || time.Since(a.last) < a.intervalLocked() {
 		return
 	}

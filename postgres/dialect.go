@@ -95,5 +95,10 @@ func (Dialect) Column(t query.Table, alias, col string) string {
 // SortHash implements sqlgen.Dialect.
 func (Dialect) SortHash(text string) string { return "hashtextextended(" + text + ", 0)" }
 
+// LatestReports: latest_reports (migration 0005): reports is partitioned
+// by day, and reaching each node's latest report through it probes (or
+// scans) every day partition.
+func (Dialect) LatestReports() string { return "latest_reports" }
+
 // Rollups implements sqlgen.RollupDialect: migration 0002 keeps them.
 func (Dialect) Rollups() bool { return true }

@@ -36,15 +36,8 @@ var storeStatement = `WITH input AS (
    corrective_change, transaction_uuid, catalog_uuid, code_id, job_id, cached_catalog_status, type,
    metrics, logs, ord, ev_success, ev_failure, ev_noop, ev_skipped, ev_total)
 ), ins AS (
-  INSERT INTO reports (id, hash, certname, puppet_version, report_format, configuration_version,
-   start_time, end_time, producer_timestamp, receive_time, producer, environment, status, noop,
-   noop_pending, corrective_change, transaction_uuid, catalog_uuid, code_id, job_id,
-   cached_catalog_status, type, ev_success, ev_failure, ev_noop, ev_skipped, ev_total)
-  SELECT ` + idSQL("i.producer_timestamp") + `, i.hash, i.certname, i.puppet_version, i.report_format,
-   i.configuration_version, i.start_time, i.end_time, i.producer_timestamp, i.receive_time, i.producer,
-   i.environment, i.status, i.noop, i.noop_pending, i.corrective_change, i.transaction_uuid,
-   i.catalog_uuid, i.code_id, i.job_id, i.cached_catalog_status, i.type, i.ev_success, i.ev_failure,
-   i.ev_noop, i.ev_skipped, i.ev_total
+  INSERT INTO reports (` + reportColumnList + `)
+  SELECT ` + idSQL("i.producer_timestamp") + `, ` + inputColumns + `
   FROM input i ORDER BY i.ord
   ON CONFLICT DO NOTHING -- the hash, unique in its day's partition (migration 0004)
   RETURNING id, hash, certname, producer_timestamp, type, environment, status, noop, noop_pending,
@@ -97,8 +90,41 @@ var storeStatement = `WITH input AS (
    SET latest_report_id = EXCLUDED.latest_report_id, latest_report_timestamp = EXCLUDED.latest_report_timestamp
    WHERE EXCLUDED.latest_report_id IS NOT NULL AND (certnames.latest_report_timestamp IS NULL
     OR certnames.latest_report_timestamp < EXCLUDED.latest_report_timestamp)
+  RETURNING latest_report_id
+), lrep AS (
+  -- the copy of the report each moved pointer now points at (migration
+  -- 0005); batches of one node are serialised by lockNodes
+  INSERT INTO latest_reports (` + reportColumnList + `)
+  SELECT ins.id, ` + inputColumns + `
+  FROM cn JOIN ins ON ins.id = cn.latest_report_id JOIN input i ON i.hash = ins.hash
+  ORDER BY i.certname
+  ON CONFLICT (certname) DO UPDATE SET ` + latestReportsSet + `
 )
 SELECT hash FROM ins`
+
+// reportColumnList are the columns the batch statement inserts into
+// reports (and latest_reports), id first; inputColumns the values of all
+// but id, from input i.
+var (
+	reportColumnList = `id, hash, certname, puppet_version, report_format, configuration_version,
+   start_time, end_time, producer_timestamp, receive_time, producer, environment, status, noop,
+   noop_pending, corrective_change, transaction_uuid, catalog_uuid, code_id, job_id,
+   cached_catalog_status, type, ev_success, ev_failure, ev_noop, ev_skipped, ev_total`
+	inputColumns = `i.hash, i.certname, i.puppet_version, i.report_format,
+   i.configuration_version, i.start_time, i.end_time, i.producer_timestamp, i.receive_time, i.producer,
+   i.environment, i.status, i.noop, i.noop_pending, i.corrective_change, i.transaction_uuid,
+   i.catalog_uuid, i.code_id, i.job_id, i.cached_catalog_status, i.type, i.ev_success, i.ev_failure,
+   i.ev_noop, i.ev_skipped, i.ev_total`
+	latestReportsSet = func() string {
+		var set []string
+		for _, c := range strings.Split(reportColumnList, ",") {
+			if c = strings.TrimSpace(c); c != "certname" {
+				set = append(set, c+" = EXCLUDED."+c)
+			}
+		}
+		return strings.Join(set, ", ")
+	}()
+)
 
 // lockNodes takes, in a fixed order, a transaction-level advisory lock per
 // certname of the batch (hashed into the two-key space, apart from the

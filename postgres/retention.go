@@ -57,6 +57,7 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		    (SELECT id FROM reports WHERE producer_timestamp < $1 LIMIT $2)
 		  RETURNING id, producer_timestamp, type, environment, status, noop, noop_pending, cached_catalog_status),
 		cn AS (UPDATE certnames SET latest_report_id = NULL WHERE latest_report_id IN (SELECT id FROM gone)),
+		lrep AS (DELETE FROM latest_reports WHERE id IN (SELECT id FROM gone)),
 		ev AS (DELETE FROM resource_events WHERE report_id IN (SELECT id FROM gone)
 		  RETURNING report_id, timestamp, status, resource_type),
 		data AS (DELETE FROM report_data WHERE id IN (SELECT id FROM gone)),
@@ -170,6 +171,10 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 			}
 			if _, err := tx.Exec(ctx, `UPDATE certnames SET latest_report_id = NULL
 				WHERE latest_report_id >= $1 AND latest_report_id < $2`, lo, hi); err != nil {
+				tx.Rollback(ctx)
+				return deleted, fmt.Errorf("latest reports of partition %s: %w", p.name, err)
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM latest_reports WHERE id >= $1 AND id < $2`, lo, hi); err != nil {
 				tx.Rollback(ctx)
 				return deleted, fmt.Errorf("latest reports of partition %s: %w", p.name, err)
 			}

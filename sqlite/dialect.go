@@ -78,5 +78,9 @@ func (Dialect) Column(_ query.Table, alias, col string) string { return alias + 
 // SortHash implements sqlgen.Dialect: none.
 func (Dialect) SortHash(string) string { return "" }
 
+// LatestReports: none; reports is one table, and a node's latest report
+// is a rowid lookup.
+func (Dialect) LatestReports() string { return "" }
+
 // Rollups implements sqlgen.RollupDialect: migration 0003 keeps them.
 func (Dialect) Rollups() bool { return true }

@@ -226,6 +226,7 @@ func RunDistinctCounts(t *testing.T, open Opener) {
 		if windows == 0 {
 			t.Fatalf("round %d: no window was answered from the tables", round)
 		}
+		checkLatestReports(t, h, round)
 	}
 
 	// 1: a day and a half of reports, in random batches
@@ -265,6 +266,57 @@ func RunDistinctCounts(t *testing.T, open Opener) {
 	}
 	if beforeNewest == 0 {
 		t.Errorf("no window answered from the tables ended before the newest event")
+	}
+}
+
+// checkLatestReports compares the queries of the nodes' latest reports as
+// a backend may answer them from a copy of each node's latest report
+// (PostgreSQL's latest_reports) with the same queries made in a shape
+// that tests the certnames pointers (an OR with a term that matches no
+// report), byte for byte.
+func checkLatestReports(t *testing.T, h http.Handler, round int) {
+	t.Helper()
+	const latest, none = `["=","latest_report?",true]`, `["=","certname","no.such.node"]`
+	for _, c := range []struct {
+		path  string
+		query string
+		extra url.Values
+	}{
+		{"/pdb/query/v4/reports", `["extract",["certname","hash","producer_timestamp","status"],%s]`,
+			url.Values{"order_by": {`[{"field":"certname"}]`}}},
+		{"/pdb/query/v4/reports", `["extract",["certname","hash"],["and",%s,["=","certname","node1.example.com"]]]`, nil},
+		{"/pdb/query/v4/reports", `["extract",["certname","hash","end_time"],%s]`,
+			url.Values{"order_by": {`[{"field":"end_time","order":"desc"},{"field":"certname"}]`}, "limit": {"2"}, "offset": {"1"}, "include_total": {"true"}}},
+		{"/pdb/query/v4/event-counts", `%s`, url.Values{"summarize_by": {"certname"}}},
+		{"/pdb/query/v4/aggregate-event-counts", `%s`, url.Values{"summarize_by": {"certname"}}},
+		{"/pdb/query/v4/nodes", `["extract",["certname","latest_report_hash","latest_report_status"]]`,
+			url.Values{"order_by": {`[{"field":"certname"}]`}}},
+		{"/pdb/query/v4/events", `["extract",[["function","count"],"status"],%s,["group_by","status"]]`,
+			url.Values{"order_by": {`[{"field":"status"}]`}}},
+		{"/pdb/query/v4/events", `["and",%s,["=","certname","node2.example.com"]]`,
+			url.Values{"order_by": {`[{"field":"timestamp"},{"field":"resource_title"},{"field":"status"},{"field":"property"},{"field":"name"}]`}}},
+		{"/pdb/query/v4/events", `["extract",["certname","report","status","resource_title","timestamp"],%s]`,
+			url.Values{"order_by": {`[{"field":"certname"},{"field":"timestamp","order":"desc"},{"field":"resource_title"},{"field":"status"}]`}, "limit": {"7"}, "offset": {"2"}}},
+		{"/pdb/query/v4/event-counts", `%s`, url.Values{"summarize_by": {"resource"}}},
+	} {
+		p1, p2 := url.Values{}, url.Values{}
+		for k, v := range c.extra {
+			p1[k], p2[k] = v, v
+		}
+		if strings.Contains(c.query, "%s") {
+			p1.Set("query", fmt.Sprintf(c.query, latest))
+			p2.Set("query", fmt.Sprintf(c.query, `["or",`+latest+`,`+none+`]`))
+		} else {
+			p1.Set("query", c.query)
+			p2.Set("query", c.query)
+		}
+		got, want := fetchBody(t, h, c.path, p1), fetchBody(t, h, c.path, p2)
+		if got != want {
+			t.Fatalf("round %d, %s %s:\nlatest %s\nscan   %s", round, c.path, p1.Encode(), got, want)
+		}
+		if c.path == "/pdb/query/v4/reports" && (got == "[]" || got == "") {
+			t.Fatalf("round %d, %s %s: no rows", round, c.path, p1.Encode())
+		}
 	}
 }
 

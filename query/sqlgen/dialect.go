@@ -37,6 +37,11 @@ type Dialect interface {
 	// almost always; the full key still follows, so results are exact),
 	// or "" when the database has no cheap hash.
 	SortHash(text string) string
+	// LatestReports names the table holding a copy of each node's latest
+	// report row (the one certnames.latest_report_id points at, with
+	// reports' columns), or "" when the database keeps none: queries of
+	// the latest reports then read it instead of reports.
+	LatestReports() string
 	// Explain turns a statement into one that describes its execution
 	// (explain=analyze); each result row's columns are joined as text.
 	Explain(sql string) string

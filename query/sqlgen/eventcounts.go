@@ -146,14 +146,21 @@ func (b *builder) eventCountsFromReports(p *query.CountsPlan, paging bool) (stri
 		cols = append(cols, agg(c)+" AS "+c)
 	}
 	where := " WHERE r.ev_total > 0"
-	if p.ReportFilter != nil {
-		w, err := b.expr(p.ReportFilter)
+	filter, from := p.ReportFilter, schema[query.ReportsTable].from
+	if t := b.d.LatestReports(); t != "" {
+		if rest, ok := withoutLatest(filter, query.ReportsTable, "id"); ok {
+			// the nodes' latest reports: their copies (see onLatestReports)
+			filter, from = rest, t+" "+schema[query.ReportsTable].alias
+		}
+	}
+	if filter != nil {
+		w, err := b.expr(filter)
 		if err != nil {
 			return "", err
 		}
 		where += " AND " + w
 	}
-	s := "SELECT " + strings.Join(cols, ", ") + " FROM reports r" + where + " GROUP BY r.certname"
+	s := "SELECT " + strings.Join(cols, ", ") + " FROM " + from + where + " GROUP BY r.certname"
 	if f := p.Filter; f != nil {
 		s += " HAVING " + agg(f.Count) + " " + f.Op + " " + b.countArg(f)
 	}

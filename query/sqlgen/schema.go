@@ -149,6 +149,12 @@ func (b *builder) fromClause(e *query.Entity, u uses) string {
 	sb.WriteString(schema[e.Base].from)
 	for _, t := range []query.Table{query.ReportsTable, query.LatestReportTable} {
 		if t != e.Base && u.tables.has(t) {
+			if lr := b.d.LatestReports(); t == query.LatestReportTable && lr != "" {
+				// a node's latest report, from the copies (one row per node)
+				sb.WriteString(" LEFT JOIN " + lr + " " + schema[t].alias + " ON " + schema[t].alias +
+					".id = c.latest_report_id")
+				continue
+			}
 			sb.WriteString(schema[t].join)
 		}
 	}

@@ -145,6 +145,11 @@ func (b *builder) where(p *query.Plan) (string, error) {
 // LIMIT ... OFFSET ...]; selUses is what sel reads when it is not the
 // plan's own projection (nil: it is).
 func (b *builder) statement(p *query.Plan, sel string, selUses *uses, paging bool) (string, error) {
+	latestFrom := ""
+	if lp, from, ok := b.onLatestReports(p); ok {
+		// before anything binds arguments of the filter
+		p, latestFrom = lp, from
+	}
 	where, err := b.where(p)
 	if err != nil {
 		return "", err
@@ -154,7 +159,11 @@ func (b *builder) statement(p *query.Plan, sel string, selUses *uses, paging boo
 		// Late row lookup: page through the narrow index first, then build
 		// full rows (blobs, aggregated events) for the page only, so deep
 		// pages cost about what the first page costs.
-		inner := "SELECT r.id FROM " + b.fromClause(p.Entity, u) + where + b.orderLimit(p.OrderBy, p.Limit, p.Offset)
+		from := b.fromClause(p.Entity, u)
+		if latestFrom != "" {
+			from = latestFrom
+		}
+		inner := "SELECT r.id FROM " + from + where + b.orderLimit(p.OrderBy, p.Limit, p.Offset)
 		return "SELECT " + sel + " FROM reports r JOIN (" + inner + ") pg ON pg.id = r.id" +
 			b.orderLimit(p.OrderBy, 0, 0), nil
 	}
@@ -171,6 +180,9 @@ func (b *builder) statement(p *query.Plan, sel string, selUses *uses, paging boo
 		tail = b.orderLimit(p.OrderBy, p.Limit, p.Offset)
 	}
 	from := b.from(p, u) // numbered placeholders: text order does not matter
+	if latestFrom != "" {
+		from = latestFrom
+	}
 	return "SELECT " + sel + " FROM " + from + where + group + tail, nil
 }
 
@@ -317,6 +329,85 @@ func latestOfNode(args []query.Expr) *query.Cmp {
 		return nil
 	}
 	return node
+}
+
+// onLatestReports: when the dialect keeps a copy of each node's latest
+// report (Dialect.LatestReports) and p reads reports or events with
+// latest_report? = true as its filter or a term of its top-level AND
+// (withoutLatest), it returns p without that term and the FROM item that
+// reads the copies instead (the same rows):
+//   - reports: the copies themselves, one row per node whose pointer is
+//     set (nothing else may be joined to reports then: ok false);
+//   - events: for each copy, its report's events, as a nested loop
+//     (LATERAL, not flattened: OFFSET 0), each probe an index lookup in
+//     the one day partition of the report's id. A semi join of the events
+//     with the latest ids scans every day kept (267 ms against 52 ms at
+//     10,000 nodes and 15 days, EXPLAIN ANALYZE of latest_events_by_status).
+//     The copy also serves as the events' report (alias r).
+func (b *builder) onLatestReports(p *query.Plan) (*query.Plan, string, bool) {
+	t := b.d.LatestReports()
+	if t == "" || p.Distinct != nil {
+		return nil, "", false
+	}
+	var col string
+	switch p.Entity.Base {
+	case query.ReportsTable:
+		col = "id"
+	case query.EventsTable:
+		col = "report_id"
+	default:
+		return nil, "", false
+	}
+	rest, ok := withoutLatest(p.Filter, p.Entity.Base, col)
+	if !ok {
+		return nil, "", false
+	}
+	q := *p
+	q.Filter = rest
+	r := schema[query.ReportsTable]
+	if p.Entity.Base == query.ReportsTable {
+		if b.fromClause(q.Entity, planUses(&q, nil)) != r.from {
+			return nil, "", false
+		}
+		return &q, t + " " + r.alias, true
+	}
+	e := schema[query.EventsTable]
+	if from := b.fromClause(q.Entity, planUses(&q, nil)); from != e.from && from != e.from+r.join {
+		return nil, "", false
+	}
+	return &q, t + " " + r.alias + " CROSS JOIN LATERAL (SELECT " + e.alias + ".* FROM " + e.from +
+		" WHERE " + e.alias + ".report_id = " + r.alias + ".id OFFSET 0) " + e.alias, true
+}
+
+// withoutLatest returns f without its term latest_report? = true on
+// column col of table base (f itself, or a term of f's top-level AND or of
+// an AND among those terms): nil when nothing else is left. ok is false
+// when f has no such term.
+func withoutLatest(f query.Expr, base query.Table, col string) (rest query.Expr, ok bool) {
+	if l, isLatest := f.(query.LatestReport); isLatest && l.Latest && l.Field.Table == base && l.Field.Column == col {
+		return nil, true
+	}
+	and, isAnd := f.(query.And)
+	if !isAnd {
+		return f, false
+	}
+	for i, x := range and.Args {
+		// the term, or an AND among the terms that has it
+		r, found := withoutLatest(x, base, col)
+		if !found {
+			continue
+		}
+		args := append([]query.Expr{}, and.Args[:i]...)
+		if r != nil {
+			args = append(args, r)
+		}
+		args = append(args, and.Args[i+1:]...)
+		if len(args) == 0 {
+			return nil, true
+		}
+		return query.And{Args: args}, true
+	}
+	return f, false
 }
 
 // latestSQL tests col against the nodes' latest reports; with node (a

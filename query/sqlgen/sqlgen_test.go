@@ -35,9 +35,9 @@ func TestJoinsFromPlan(t *testing.T) {
 			{query.Events, `["extract",["certname"],["=","status","failure"]]`, "JOIN reports r", true},
 			{query.Events, ``, "JOIN reports r", true}, // full rows have report fields
 			{query.Events, `["extract",[["function","count"]],["=","latest_report?",true]]`, "JOIN reports r", false},
-			{query.Nodes, `["extract",["certname"]]`, "LEFT JOIN reports lr", false},
-			{query.Nodes, `["extract",["certname"],["=","latest_report_status","failed"]]`, "LEFT JOIN reports lr", true},
-			{query.Nodes, ``, "LEFT JOIN reports lr", true},
+			{query.Nodes, `["extract",["certname"]]`, "reports lr ON", false},
+			{query.Nodes, `["extract",["certname"],["=","latest_report_status","failed"]]`, "reports lr ON", true},
+			{query.Nodes, ``, "reports lr ON", true},
 		} {
 			b, err := sqlgen.Select(d, plan(t, c.e, c.q))
 			if err != nil {
@@ -45,6 +45,77 @@ func TestJoinsFromPlan(t *testing.T) {
 			}
 			if got := strings.Contains(b.SQL, c.join); got != c.wantJoin {
 				t.Errorf("%T %s %s: join %q = %v, want %v\n%s", d, c.e.Name, c.q, c.join, got, c.wantJoin, b.SQL)
+			}
+		}
+	}
+}
+
+// TestLatestReportsCopy: on PostgreSQL, reports restricted to the nodes'
+// latest reports by a top-level term read the copies in latest_reports
+// (one row per node) instead of reports; any other shape, and SQLite,
+// read reports.
+func TestLatestReportsCopy(t *testing.T) {
+	for _, c := range []struct {
+		q      string
+		pg     bool // latest_reports, not reports
+		others string
+	}{
+		{`["=","latest_report?",true]`, true, ""},
+		{`["and",["=","latest_report?",true],["=","status","failed"]]`, true, "r.status = "},
+		{`["and",["=","certname","a"],["=","latest_report?",true]]`, true, "r.certname = "},
+		{`["extract",["certname",["function","count"]],["=","latest_report?",true],["group_by","certname"]]`, true, ""},
+		{`["=","latest_report?",false]`, false, ""},
+		{`["or",["=","latest_report?",true],["=","status","failed"]]`, false, ""},
+		{`["not",["=","latest_report?",true]]`, false, ""},
+		{`["=","status","failed"]`, false, ""},
+	} {
+		for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
+			b, err := sqlgen.Select(d, plan(t, query.Reports, c.q))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, pg := d.(postgres.Dialect)
+			want := c.pg && pg
+			if got := strings.Contains(b.SQL, "FROM latest_reports r"); got != want {
+				t.Errorf("%T %s: reads latest_reports = %v, want %v\n%s", d, c.q, got, want, b.SQL)
+			}
+			if want && strings.Contains(b.SQL, "FROM certnames") {
+				t.Errorf("%T %s: still tests the certnames pointers\n%s", d, c.q, b.SQL)
+			}
+			if c.others != "" && !strings.Contains(b.SQL, c.others) {
+				t.Errorf("%T %s: lost the other terms (%q)\n%s", d, c.q, c.others, b.SQL)
+			}
+		}
+	}
+}
+
+// TestLatestEventsFromCopies: on PostgreSQL, events restricted to the
+// nodes' latest reports by a top-level term are read report by report
+// from the copies (a LATERAL nested loop); other shapes, and SQLite, test
+// the certnames pointers.
+func TestLatestEventsFromCopies(t *testing.T) {
+	for _, c := range []struct {
+		q  string
+		pg bool
+	}{
+		{`["extract",[["function","count"],"status"],["=","latest_report?",true],["group_by","status"]]`, true},
+		{`["and",["=","latest_report?",true],["=","certname","a"]]`, true},
+		{`["and",["=","latest_report?",true],["=","status","failure"]]`, true},
+		{`["=","latest_report?",false]`, false},
+		{`["or",["=","latest_report?",true],["=","status","failure"]]`, false},
+	} {
+		for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
+			b, err := sqlgen.Select(d, plan(t, query.Events, c.q))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, pg := d.(postgres.Dialect)
+			want := c.pg && pg
+			if got := strings.Contains(b.SQL, "FROM latest_reports r CROSS JOIN LATERAL"); got != want {
+				t.Errorf("%T %s: reads latest_reports = %v, want %v\n%s", d, c.q, got, want, b.SQL)
+			}
+			if want && strings.Contains(b.SQL, "JOIN reports r") {
+				t.Errorf("%T %s: joins reports beside the copies\n%s", d, c.q, b.SQL)
 			}
 		}
 	}
