@@ -26,8 +26,8 @@ func lastAnalyze(t *testing.T, u string, table string) (*time.Time, int64) {
 	return last, mod
 }
 
-// TestAnalyzeAfterIngest: the tables an ingest inserted into (reports,
-// certnames, today's partitions) are ANALYZEd in the background once the
+// TestAnalyzeAfterIngest: the tables an ingest inserted into (certnames,
+// latest_reports, resource_latest, today's partitions) are ANALYZEd in the background once the
 // rows inserted pass the threshold, not before; AnalyzeChanged (the end of
 // an import) analyzes whatever changed, threshold or not.
 func TestAnalyzeAfterIngest(t *testing.T) {
@@ -36,11 +36,12 @@ func TestAnalyzeAfterIngest(t *testing.T) {
 	h := storetest.NewServer(t, db)
 	now := time.Now().UTC()
 	today := now.Format("20060102")
-	tables := []string{"reports_" + today, "certnames", "resource_latest", "resource_events_" + today, "report_data_" + today}
+	tables := []string{"reports_" + today, "certnames", "latest_reports", "resource_latest", "resource_events_" + today,
+		"report_data_" + today}
 	// the migrations analyze the tables they fill: start from none
 	reset := getConn(t, u)
 	if _, err := reset.Exec(context.Background(), `SELECT pg_stat_reset_single_table_counters(oid) FROM pg_class
-		WHERE relname IN ('resource_latest', 'distinct_rollup', 'certnames')`); err != nil {
+		WHERE relname IN ('resource_latest', 'distinct_rollup', 'certnames', 'latest_reports')`); err != nil {
 		t.Fatal(err)
 	}
 	reset.Close(context.Background())
