@@ -55,9 +55,9 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		var n int64
 		if err := conn.QueryRow(ctx, `WITH gone AS (DELETE FROM reports WHERE id IN
 		    (SELECT id FROM reports WHERE producer_timestamp < $1 LIMIT $2)
-		  RETURNING id, producer_timestamp, type, environment, status, noop, noop_pending, cached_catalog_status),
+		  RETURNING id, certname, producer_timestamp, type, environment, status, noop, noop_pending, cached_catalog_status),
 		cn AS (UPDATE certnames SET latest_report_id = NULL WHERE latest_report_id IN (SELECT id FROM gone)),
-		lrep AS (DELETE FROM latest_reports WHERE id IN (SELECT id FROM gone)),
+		lrep AS (DELETE FROM latest_reports WHERE certname IN (SELECT certname FROM gone) AND id IN (SELECT id FROM gone)),
 		ev AS (DELETE FROM resource_events WHERE report_id IN (SELECT id FROM gone)
 		  RETURNING report_id, timestamp, status, resource_type),
 		data AS (DELETE FROM report_data WHERE id IN (SELECT id FROM gone)),

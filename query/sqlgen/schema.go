@@ -151,8 +151,10 @@ func (b *builder) fromClause(e *query.Entity, u uses) string {
 		if t != e.Base && u.tables.has(t) {
 			if lr := b.d.LatestReports(); t == query.LatestReportTable && lr != "" {
 				// a node's latest report, from the copies (one row per node)
+				// by certname: its key (the row is there exactly when
+				// c.latest_report_id is set, and is that report)
 				sb.WriteString(" LEFT JOIN " + lr + " " + schema[t].alias + " ON " + schema[t].alias +
-					".id = c.latest_report_id")
+					".certname = c.certname")
 				continue
 			}
 			sb.WriteString(schema[t].join)

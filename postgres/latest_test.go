@@ -1,0 +1,51 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"reportdb/internal/pgtest"
+	"reportdb/storetest"
+)
+
+// TestLatestReportsHOT: moving a node's latest report updates its row of
+// latest_reports in place (a HOT update: no indexed column changes and
+// the page has room), so the table does not grow with the reports stored
+// (migration 0005). An index on a column the update changes, or a full
+// fillfactor, fails it.
+func TestLatestReportsHOT(t *testing.T) {
+	u := pgtest.NewDatabase(t)
+	db := openURL(t, u)
+	h := storetest.NewServer(t, db)
+	base := time.Now().UnixMilli() - 3_600_000
+	const nodes, runs = 10, 8
+	for r := 0; r < runs; r++ {
+		for n := 0; n < nodes; n++ {
+			cn := fmt.Sprintf("hot%02d.example.com", n)
+			submit(t, h, cn, reportBody(cn, base+int64(r)*60_000))
+		}
+	}
+	conn := getConn(t, u)
+	defer conn.Close(context.Background())
+	// statistics reach the cumulative views within a second or so
+	var upd, hot int64
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if err := conn.QueryRow(context.Background(), `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
+			WHERE relname = 'latest_reports'`).Scan(&upd, &hot); err != nil {
+			t.Fatal(err)
+		}
+		if upd >= nodes*(runs-1) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if upd < nodes*(runs-1) {
+		t.Fatalf("latest_reports: %d updates recorded, want %d", upd, nodes*(runs-1))
+	}
+	if hot != upd {
+		t.Errorf("latest_reports: %d of %d updates were HOT, want all", hot, upd)
+	}
+}
