@@ -14,6 +14,15 @@ B=${B:?the reportdb binary}
 R=${R:-$DATA/results}
 PG=${PG:-postgres://postgres@127.0.0.1:5432}
 common="NODES=10000 DATA=$DATA REPORTDB=$B K=${K:-5} WARMUP=1 ROUNDS=${ROUNDS:-1} DURATION=30"
+# iostats DBURL: the cluster's WAL counters and the database's per-table
+# block counters (heap and index, read and hit) and row changes, to diff
+# around a probe: where an ingest's I/O and full-page images go.
+iostats() {
+  psql -qAt "$1" -F ' ' -c "SELECT 'wal', wal_records, wal_fpi, wal_bytes FROM pg_stat_wal" \
+    -c "SELECT 'table', s.relname, coalesce(heap_blks_read,0), coalesce(heap_blks_hit,0),
+          coalesce(idx_blks_read,0), coalesce(idx_blks_hit,0), n_tup_ins, n_tup_upd, n_tup_hot_upd
+        FROM pg_statio_user_tables s JOIN pg_stat_user_tables u USING (relid) ORDER BY 2"
+}
 probe() { # probe NAME DBURL
   mkdir -p $R/probe-$1 /tmp/probe-$1
   rm -rf /tmp/probe-$1/spool
@@ -21,21 +30,44 @@ probe() { # probe NAME DBURL
     --spool-dir /tmp/probe-$1/spool > $R/probe-$1/server.log 2>&1 &
   pid=$!
   for i in $(seq 60); do curl -sf http://127.0.0.1:18700/pdb/meta/v1/version >/dev/null && break; sleep 1; done
+  if [[ -n "${WAIT_FLEET:-}" ]]; then
+    # the fleet state's first load (the dashboard's hourly counts read every
+    # report and failure event kept: ~22 s at 14 days) done before the probe
+    for i in $(seq 300); do
+      curl -sf http://127.0.0.1:18700/metrics | grep -q '^reportdb_fleet_state_loaded_timestamp_seconds [1-9]' && break
+      sleep 1
+    done
+  fi
   (while kill -0 $pid 2>/dev/null; do ps -o rss= -p $pid; sleep 2; done) > $R/probe-$1/rss_kb_samples &
-  python3 ../shared/bench/ingest.py http://127.0.0.1:18700 --fleet $DATA/probe-10000n-3runs.jsonl.gz \
+  iostats "$2" > $R/probe-$1/io-before.txt
+  python3 ../shared/bench/ingest.py http://127.0.0.1:18700 --fleet $DATA/${PROBE:-probe-10000n-3runs.jsonl.gz} \
     --concurrency 8 --json-out $R/probe-$1/ingest.json > $R/probe-$1/ingest.txt 2>&1
+  iostats "$2" > $R/probe-$1/io-after.txt
   ps -o rss= -p $pid > $R/probe-$1/rss_kb
   kill $pid; wait $pid
 }
 # the imports (each window's queries follow its import), then one more round
 # over the windows in turn (SKIP_IMPORT keeps the databases and import figures;
 # IMPORT_DAYS: import only these windows, the others being loaded already)
+# (ONLY_PROBES=1: the probes only, into databases loaded already; a probe
+# file is only new once per database: PROBE names another, e.g. the same
+# command with --end 2026-01-15T15:00:00Z)
+if [[ -z "${ONLY_PROBES:-}" ]]; then
 for d in ${IMPORT_DAYS:-${DAYS:-1 7 14}}; do
   env $common DAYS=$d scripts/days-scaling.sh $PG/s10k $R/days > $R/days-$d.log 2>&1
 done
 env $common DAYS="${DAYS:-1 7 14}" SKIP_IMPORT=1 scripts/days-scaling.sh $PG/s10k $R/days > $R/days.log 2>&1
-psql -qAt $PG/postgres -c "DROP DATABASE IF EXISTS probe_empty WITH (FORCE)" -c "CREATE DATABASE probe_empty"
-probe empty $PG/probe_empty
-# the probe writes into the 14-day database: after its queries were measured
-probe d14 $PG/s10k_14d
+fi
+# PROBES: none, or empty (a fresh database) and dN (the N-day database s10k_Nd; the
+# probe writes into it: after its queries were measured)
+for p in ${PROBES:-empty d14}; do
+  if [[ $p == none ]]; then
+    continue
+  elif [[ $p == empty ]]; then
+    psql -qAt $PG/postgres -c "DROP DATABASE IF EXISTS probe_empty WITH (FORCE)" -c "CREATE DATABASE probe_empty"
+    probe empty $PG/probe_empty
+  else
+    probe $p $PG/s10k_${p#d}d
+  fi
+done
 echo done > $R/done
