@@ -148,11 +148,20 @@ curl -sS "$PDB/pdb/query/v4/factsets/$CN" | jq -c --arg cn "$CN" --arg now "$now
 code=$(curl -sS -o "$OUT_DIR/replace-facts.out" -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary @"$WORK/facts.json" \
   "$RDB/pdb/cmd/v1?command=replace_facts&version=5&certname=$CN&producer-timestamp=$now")
 check "replace facts (Puppet server shape) through reportdb" "$code" 200
-for _ in $(seq 60); do
+# PuppetDB applies commands from its queue, asynchronously: under load (CI)
+# that took longer than a minute once, so wait up to three
+for _ in $(seq 180); do
   [ "$(q "$PDB/pdb/query/v4/facts" "[\"and\",[\"=\",\"certname\",\"$CN\"],[\"=\",\"name\",\"trusted\"]]" | jq -r '.[0].value.certname')" = "$CN" ] && break
   sleep 1
 done
-check "PuppetDB got them" "$(q "$PDB/pdb/query/v4/facts" "[\"and\",[\"=\",\"certname\",\"$CN\"],[\"=\",\"name\",\"trusted\"]]" | jq -r '.[0].value.certname')" "$CN"
+got=$(q "$PDB/pdb/query/v4/facts" "[\"and\",[\"=\",\"certname\",\"$CN\"],[\"=\",\"name\",\"trusted\"]]" | jq -r '.[0].value.certname')
+check "PuppetDB got them" "$got" "$CN"
+if [ "$got" != "$CN" ]; then
+  # what PuppetDB holds and whether it is still working through its queue
+  echo "     sent producer_timestamp $now; PuppetDB's factset: $(curl -sS "$PDB/pdb/query/v4/factsets/$CN" | jq -c '{producer_timestamp, timestamp}')"
+  echo "     PuppetDB status: $(curl -sS "$PDB/status/v1/services/puppetdb-status" | jq -c '.status | {queue_depth, maintenance_mode}')"
+  echo "     reportdb's answer to the command: $(cat "$OUT_DIR/replace-facts.out")"
+fi
 node=$(curl -sS "$RDB/pdb/query/v4/nodes/$CN")
 check "merged node: facts_timestamp set" "$(jq -r '.facts_timestamp != null' <<<"$node")" true
 check "merged node: catalog_environment" "$(jq -r .catalog_environment <<<"$node")" production
