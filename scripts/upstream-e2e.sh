@@ -140,7 +140,11 @@ check "inventory through reportdb" "$(q "$RDB/pdb/query/v4" "inventory[certname]
 # vouches for the node), and Puppetboard's inventory builds a node link from it
 # (it fails the same way on PuppetDB itself). Send the same facts again as a
 # Puppet server does, trusted.certname set, through reportdb to the upstream.
-now=$(date -u +%Y-%m-%dT%H:%M:%S.000Z)
+# milliseconds: PuppetDB keeps the newer of two factsets, and puppet apply's
+# (seconds before) carries milliseconds; truncated to the second, this one
+# was older whenever both fell in the same second (CI at 6cab9de: sent
+# 08:47:32.000Z, PuppetDB held 08:47:32.256Z)
+now=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
 curl -sS "$PDB/pdb/query/v4/factsets/$CN" | jq -c --arg cn "$CN" --arg now "$now" \
   '{certname: $cn, environment: .environment, producer_timestamp: $now, producer: "puppet.example.test",
     values: ((.facts.data | map({key: .name, value: .value}) | from_entries) + {trusted: {authenticated: "remote", certname: $cn, extensions: {}, hostname: ($cn | split(".")[0]), domain: ($cn | split(".")[1:] | join("."))}})}' \
@@ -148,9 +152,8 @@ curl -sS "$PDB/pdb/query/v4/factsets/$CN" | jq -c --arg cn "$CN" --arg now "$now
 code=$(curl -sS -o "$OUT_DIR/replace-facts.out" -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary @"$WORK/facts.json" \
   "$RDB/pdb/cmd/v1?command=replace_facts&version=5&certname=$CN&producer-timestamp=$now")
 check "replace facts (Puppet server shape) through reportdb" "$code" 200
-# PuppetDB applies commands from its queue, asynchronously: under load (CI)
-# that took longer than a minute once, so wait up to three
-for _ in $(seq 180); do
+# PuppetDB applies commands from its queue, asynchronously
+for _ in $(seq 60); do
   [ "$(q "$PDB/pdb/query/v4/facts" "[\"and\",[\"=\",\"certname\",\"$CN\"],[\"=\",\"name\",\"trusted\"]]" | jq -r '.[0].value.certname')" = "$CN" ] && break
   sleep 1
 done
