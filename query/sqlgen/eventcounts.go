@@ -147,11 +147,9 @@ func (b *builder) eventCountsFromReports(p *query.CountsPlan, paging bool) (stri
 	}
 	where := " WHERE r.ev_total > 0"
 	filter, from := p.ReportFilter, schema[query.ReportsTable].from
-	if t := b.d.LatestReports(); t != "" {
-		if rest, ok := withoutLatest(filter, query.ReportsTable, "id"); ok {
-			// the nodes' latest reports: their copies (see onLatestReports)
-			filter, from = rest, t+" "+schema[query.ReportsTable].alias
-		}
+	if rest, copies, ok := b.latestReportsFilter(filter, query.ReportsTable, "id"); ok {
+		// the nodes' latest reports: their copies (see onLatestReports)
+		filter, from = rest, copies
 	}
 	if filter != nil {
 		w, err := b.expr(filter)
