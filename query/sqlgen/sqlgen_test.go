@@ -52,70 +52,48 @@ func TestJoinsFromPlan(t *testing.T) {
 
 // TestLatestReportsCopy: on PostgreSQL, reports restricted to the nodes'
 // latest reports by a top-level term read the copies in latest_reports
-// (one row per node) instead of reports; any other shape, and SQLite,
-// read reports.
+// (one row per node) instead of reports, and events so restricted are read
+// report by report from the copies (a LATERAL nested loop); any other
+// shape, and SQLite, test the certnames pointers.
 func TestLatestReportsCopy(t *testing.T) {
+	const reads, lateral = "FROM latest_reports r", "FROM latest_reports r CROSS JOIN LATERAL"
 	for _, c := range []struct {
+		e      *query.Entity
 		q      string
-		pg     bool // latest_reports, not reports
-		others string
+		pg     string // what the PostgreSQL statement has ("": it reads no copy)
+		others string // a term that must remain
 	}{
-		{`["=","latest_report?",true]`, true, ""},
-		{`["and",["=","latest_report?",true],["=","status","failed"]]`, true, "r.status = "},
-		{`["and",["=","certname","a"],["=","latest_report?",true]]`, true, "r.certname = "},
-		{`["extract",["certname",["function","count"]],["=","latest_report?",true],["group_by","certname"]]`, true, ""},
-		{`["=","latest_report?",false]`, false, ""},
-		{`["or",["=","latest_report?",true],["=","status","failed"]]`, false, ""},
-		{`["not",["=","latest_report?",true]]`, false, ""},
-		{`["=","status","failed"]`, false, ""},
+		{query.Reports, `["=","latest_report?",true]`, reads, ""},
+		{query.Reports, `["and",["=","latest_report?",true],["=","status","failed"]]`, reads, "r.status = "},
+		{query.Reports, `["and",["=","certname","a"],["=","latest_report?",true]]`, reads, "r.certname = "},
+		{query.Reports, `["extract",["certname",["function","count"]],["=","latest_report?",true],["group_by","certname"]]`, reads, ""},
+		{query.Reports, `["=","latest_report?",false]`, "", ""},
+		{query.Reports, `["or",["=","latest_report?",true],["=","status","failed"]]`, "", ""},
+		{query.Reports, `["not",["=","latest_report?",true]]`, "", ""},
+		{query.Reports, `["=","status","failed"]`, "", ""},
+		{query.Events, `["extract",[["function","count"],"status"],["=","latest_report?",true],["group_by","status"]]`, lateral, ""},
+		{query.Events, `["and",["=","latest_report?",true],["=","certname","a"]]`, lateral, ""},
+		{query.Events, `["and",["=","latest_report?",true],["=","status","failure"]]`, lateral, ""},
+		{query.Events, `["=","latest_report?",false]`, "", ""},
+		{query.Events, `["or",["=","latest_report?",true],["=","status","failure"]]`, "", ""},
 	} {
 		for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
-			b, err := sqlgen.Select(d, plan(t, query.Reports, c.q))
+			b, err := sqlgen.Select(d, plan(t, c.e, c.q))
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, pg := d.(postgres.Dialect)
-			want := c.pg && pg
-			if got := strings.Contains(b.SQL, "FROM latest_reports r"); got != want {
-				t.Errorf("%T %s: reads latest_reports = %v, want %v\n%s", d, c.q, got, want, b.SQL)
+			want := ""
+			if _, pg := d.(postgres.Dialect); pg {
+				want = c.pg
 			}
-			if want && strings.Contains(b.SQL, "FROM certnames") {
-				t.Errorf("%T %s: still tests the certnames pointers\n%s", d, c.q, b.SQL)
+			if got := strings.Contains(b.SQL, reads); got != (want != "") || want != "" && !strings.Contains(b.SQL, want) {
+				t.Errorf("%T %s %s: reads latest_reports = %v, want %q\n%s", d, c.e.Name, c.q, got, want, b.SQL)
+			}
+			if want != "" && (strings.Contains(b.SQL, "FROM certnames") || strings.Contains(b.SQL, "JOIN reports r")) {
+				t.Errorf("%T %s %s: still reads the pointers or reports beside the copies\n%s", d, c.e.Name, c.q, b.SQL)
 			}
 			if c.others != "" && !strings.Contains(b.SQL, c.others) {
-				t.Errorf("%T %s: lost the other terms (%q)\n%s", d, c.q, c.others, b.SQL)
-			}
-		}
-	}
-}
-
-// TestLatestEventsFromCopies: on PostgreSQL, events restricted to the
-// nodes' latest reports by a top-level term are read report by report
-// from the copies (a LATERAL nested loop); other shapes, and SQLite, test
-// the certnames pointers.
-func TestLatestEventsFromCopies(t *testing.T) {
-	for _, c := range []struct {
-		q  string
-		pg bool
-	}{
-		{`["extract",[["function","count"],"status"],["=","latest_report?",true],["group_by","status"]]`, true},
-		{`["and",["=","latest_report?",true],["=","certname","a"]]`, true},
-		{`["and",["=","latest_report?",true],["=","status","failure"]]`, true},
-		{`["=","latest_report?",false]`, false},
-		{`["or",["=","latest_report?",true],["=","status","failure"]]`, false},
-	} {
-		for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
-			b, err := sqlgen.Select(d, plan(t, query.Events, c.q))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, pg := d.(postgres.Dialect)
-			want := c.pg && pg
-			if got := strings.Contains(b.SQL, "FROM latest_reports r CROSS JOIN LATERAL"); got != want {
-				t.Errorf("%T %s: reads latest_reports = %v, want %v\n%s", d, c.q, got, want, b.SQL)
-			}
-			if want && strings.Contains(b.SQL, "JOIN reports r") {
-				t.Errorf("%T %s: joins reports beside the copies\n%s", d, c.q, b.SQL)
+				t.Errorf("%T %s %s: lost the other terms (%q)\n%s", d, c.e.Name, c.q, c.others, b.SQL)
 			}
 		}
 	}
