@@ -199,6 +199,17 @@ func rollupQueries(r *rand.Rand) []struct {
 		add(e, extract([]any{count, hour, dim}, and(filter, bounds(e)), hour, dim), false)
 		add(e, and(filter, bounds(e)), true)
 	}
+	// failure events per resource (failure_rollup): the dashboard's
+	// failing resources and the fleet state's hourly counts
+	failure := []any{"=", "status", "failure"}
+	title := pick[any](r, nil, []any{"=", "resource_title", "/etc/f1"}, []any{"~", "resource_title", "f[23]$"},
+		[]any{"not", []any{"=", "resource_type", "File"}})
+	hour := []any{"function", "to_string", "timestamp", "YYYY-MM-DD HH24"}
+	add(query.Events, []any{"extract", []any{count, "resource_type", "resource_title"},
+		and(failure, title, bounds(query.Events)), []any{"group_by", "resource_type", "resource_title"}}, false)
+	add(query.Events, []any{"extract", []any{count, "resource_title", hour},
+		and(title, bounds(query.Events), failure), []any{"group_by", "resource_title", hour}}, false)
+	add(query.Events, and(failure, title, bounds(query.Events)), true)
 	return qs
 }
 
@@ -309,5 +320,11 @@ func testRollups(t *testing.T, db rollupBackend) {
 	without, _ := sqlgen.Select(scanning{db}.Dialect(), p)
 	if !strings.Contains(withRollup.SQL, "report_rollup") || strings.Contains(without.SQL, "report_rollup") {
 		t.Fatalf("rollup %q / scan %q", withRollup.SQL, without.SQL)
+	}
+	p, _ = query.Compile(query.Events, []any{"extract", []any{[]any{"function", "count"}, "resource_title"},
+		[]any{"=", "status", "failure"}, []any{"group_by", "resource_title"}}, &query.Options{})
+	withRollup, _ = sqlgen.Select(db.Dialect(), p)
+	if !strings.Contains(withRollup.SQL, "failure_rollup") {
+		t.Fatalf("failures by title did not read failure_rollup: %q", withRollup.SQL)
 	}
 }

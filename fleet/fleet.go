@@ -155,30 +155,25 @@ func (t *Tracker) Load(ctx context.Context, api dashboard.API) error {
 }
 
 // load reloads the nodes' latest reports, and the hourly counts when
-// withHours (aggregating every retained report and failure event: 2.6 s
-// at 10,000 nodes and one day on PostgreSQL, so Run does it hourly).
+// withHours (Run does that hourly: they follow this instance's reports in
+// between, and the reload brings those of other instances and retention).
 func (t *Tracker) load(ctx context.Context, api dashboard.API, withHours bool) error {
 	started := time.Now().UnixNano()
-	// hourly counts: the reports received up to the millisecond the load
-	// began (inclusive: a report received in that millisecond and observed
-	// before the load began is in the database, not in t.recent), plus
-	// what this instance stored since, received later (kept in t.recent)
-	// (a report received before and committed after the load's query ran
-	// is missed until the next load: the commit latency, milliseconds)
+	// hourly counts: the rollups' as each query saw them, plus what this
+	// instance stored after it began (kept in t.recent meanwhile)
 	t.mu.Lock()
 	t.loading = true
 	t.recent = t.recent[:0]
-	before := time.Now().UnixMilli()
 	t.mu.Unlock()
 	defer func() {
 		t.mu.Lock()
 		t.loading = false
 		t.mu.Unlock()
 	}()
-	var hours map[int64]*bucket
+	var hours *hoursLoad
 	var err error
 	if withHours {
-		if hours, err = loadHours(ctx, api, before); err != nil {
+		if hours, err = loadHours(ctx, api); err != nil {
 			return err
 		}
 	}
@@ -269,12 +264,8 @@ func (t *Tracker) load(ctx context.Context, api dashboard.API, withHours bool) e
 	}
 	t.nodes = loaded
 	if withHours {
-		for _, rc := range t.recent {
-			if rc.receive > before {
-				t.applyLocked(hours, rc)
-			}
-		}
-		t.hours = hours
+		t.applyRecentLocked(hours)
+		t.hours = hours.hours
 		t.hoursAt = time.Now()
 	}
 	t.recent = t.recent[:0]

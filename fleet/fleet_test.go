@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,9 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +22,7 @@ import (
 	"reportdb/fleet"
 	"reportdb/httpapi"
 	"reportdb/ingest"
+	"reportdb/internal/benchfleet"
 	"reportdb/internal/conformance"
 	"reportdb/sqlite"
 )
@@ -134,19 +139,10 @@ func TestFleetSeriesMatchTheAPI(t *testing.T) {
 			t.Errorf("%s: newest report age %v, want %v", name, got, wantAge)
 		}
 	}
-	// hourly report counts and failing resources (the dashboard's chart)
+	// hourly report counts and failing resources (the dashboard's chart),
+	// counted from the tables (the tracker loads them from the rollups)
 	start, end := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), now
-	hourFn := []any{"function", "to_string", "producer_timestamp", "YYYY-MM-DD HH24"}
-	wantHours := map[string]int{}
-	for _, g := range rows(t, api, []any{"from", "reports", []any{"extract", []any{[]any{"function", "count"}, "status", hourFn},
-		[]any{"group_by", "status", hourFn}}}) {
-		wantHours[g["to_string"].(string)+" "+g["status"].(string)] = int(g["count"].(float64))
-	}
-	wantFailing := map[string]int{}
-	for _, g := range rows(t, api, []any{"from", "events", []any{"extract", []any{[]any{"function", "count"}, "resource_type", "resource_title"},
-		[]any{"=", "status", "failure"}, []any{"group_by", "resource_type", "resource_title"}}}) {
-		wantFailing[g["resource_type"].(string)+"["+g["resource_title"].(string)+"]"] = int(g["count"].(float64))
-	}
+	wantHours, wantFailing := scannedHours(t, api)
 	checkHours := func(name string, tr *fleet.Tracker) {
 		t.Helper()
 		got := map[string]int{}
@@ -248,6 +244,112 @@ func TestFleetSeriesMatchTheAPI(t *testing.T) {
 	}
 	if !found {
 		t.Error("no reportdb_fleet_run_duration_seconds")
+	}
+}
+
+// scannedHours counts the reports per hour and status ("YYYY-MM-DD HH
+// status") and the failure events per resource ("Type[title]") with
+// queries the rollups do not cover (a filter on a field they do not keep),
+// so that the answers come from the tables.
+func scannedHours(t *testing.T, api dashboard.API) (hours, failing map[string]int) {
+	t.Helper()
+	hourFn := []any{"function", "to_string", "producer_timestamp", "YYYY-MM-DD HH24"}
+	hours, failing = map[string]int{}, map[string]int{}
+	for _, g := range rows(t, api, []any{"from", "reports", []any{"extract", []any{[]any{"function", "count"}, "status", hourFn},
+		[]any{"null?", "hash", false}, []any{"group_by", "status", hourFn}}}) {
+		hours[g["to_string"].(string)+" "+g["status"].(string)] = int(g["count"].(float64))
+	}
+	for _, g := range rows(t, api, []any{"from", "events", []any{"extract", []any{[]any{"function", "count"}, "resource_type", "resource_title"},
+		[]any{"and", []any{"=", "status", "failure"}, []any{"null?", "report", false}}, []any{"group_by", "resource_type", "resource_title"}}}) {
+		failing[g["resource_type"].(string)+"["+g["resource_title"].(string)+"]"] = int(g["count"].(float64))
+	}
+	return hours, failing
+}
+
+// midLoad is an API that stores reports right after each of the hourly
+// queries of a load has answered: while the load runs, after the query's
+// snapshot.
+type midLoad struct {
+	dashboard.API
+	after func(q string)
+}
+
+func (m midLoad) Query(ctx context.Context, r dashboard.Request, row func(json.RawMessage) error) (int, error) {
+	n, err := m.API.Query(ctx, r, row)
+	if q, _ := json.Marshal(r.Query); err == nil && strings.Contains(string(q), "HH24") {
+		m.after(string(q))
+	}
+	return n, err
+}
+
+// TestHourlyCountsStoredDuringLoad: reports stored while a load runs,
+// after one of its queries answered, are counted once: by the load's
+// queries that began after they were stored, and from what the tracker
+// observed for the others.
+func TestHourlyCountsStoredDuringLoad(t *testing.T) {
+	tr := fleet.New(unresponsive, func() time.Time { return now })
+	db, err := sqlite.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c := ingest.NewCommitter(db, 64)
+	c.OnStored = tr.Observe
+	defer c.Close()
+	h := httpapi.New(httpapi.Config{}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	reports := benchfleet.Wire8(t, 3)
+	submit := func(rs []benchfleet.Report) {
+		for _, r := range rs {
+			q := url.Values{"command": {"store_report"}, "version": {"8"}, "certname": {r.Certname}}
+			req := httptest.NewRequest("POST", "/pdb/cmd/v1?"+q.Encode(), bytes.NewReader(r.Body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != 200 {
+				t.Fatalf("submitting %s: %d %s", r.Certname, rec.Code, rec.Body.String())
+			}
+		}
+	}
+	third := len(reports) / 3
+	submit(reports[:third])
+	// after each hourly query, a third of the reports more
+	rest := reports[third:]
+	calls := 0
+	api := midLoad{dashboard.InProcess(h), func(string) {
+		calls++
+		submit(rest[:third])
+		rest = rest[third:]
+	}}
+	loaded := fleet.New(unresponsive, func() time.Time { return now })
+	c.OnStored = func(r *reportdb.Report) { tr.Observe(r); loaded.Observe(r) }
+	if err := loaded.Load(context.Background(), api); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 || len(rest) != 0 {
+		t.Fatalf("%d hourly queries, %d reports left; want 2 and 0", calls, len(rest))
+	}
+	wantHours, wantFailing := scannedHours(t, dashboard.InProcess(h))
+	if len(wantFailing) == 0 {
+		t.Fatal("no failure events: the test tests nothing")
+	}
+	start, end := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), now.Add(72*time.Hour)
+	for name, tr := range map[string]*fleet.Tracker{"observed": tr, "loaded during ingest": loaded} {
+		got := map[string]int{}
+		for i, m := range tr.HourCounts(start, end) {
+			for st, n := range m {
+				got[start.Add(time.Duration(i)*time.Hour).Format("2006-01-02 15")+" "+st] = n
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(wantHours) {
+			t.Errorf("%s: reports per hour\n got %v\nwant %v", name, got, wantHours)
+		}
+		gotF := map[string]int{}
+		for _, f := range tr.Failing(start, end, 100000) {
+			gotF[f.Type+"["+f.Title+"]"] = f.Count
+		}
+		if fmt.Sprint(gotF) != fmt.Sprint(wantFailing) {
+			t.Errorf("%s: failing resources\n got %v\nwant %v", name, gotF, wantFailing)
+		}
 	}
 }
 

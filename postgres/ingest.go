@@ -66,6 +66,8 @@ var storeStatement = `WITH input AS (
   ` + sqlgen.ReportRollupDelta("ins", 1) + `
 ), er AS (
   ` + sqlgen.EventRollupDelta("evin", 1) + `
+), fr AS (
+  ` + sqlgen.FailureRollupDelta("evin", 1) + `
 ), dk AS (
   ` + sqlgen.LatestOfEvents("evin") + `
 ), dj AS (

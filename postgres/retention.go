@@ -59,12 +59,13 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		cn AS (UPDATE certnames SET latest_report_id = NULL WHERE latest_report_id IN (SELECT id FROM gone)),
 		lrep AS (DELETE FROM latest_reports WHERE certname IN (SELECT certname FROM gone) AND id IN (SELECT id FROM gone)),
 		ev AS (DELETE FROM resource_events WHERE report_id IN (SELECT id FROM gone)
-		  RETURNING report_id, timestamp, status, resource_type),
+		  RETURNING report_id, timestamp, status, resource_type, resource_title),
 		data AS (DELETE FROM report_data WHERE id IN (SELECT id FROM gone)),
 		vf AS (`+raiseValidFrom("(SELECT max(timestamp) FROM ev)")+`),
 		rr AS (`+sqlgen.ReportRollupDelta("gone", -1)+`),
 		er AS (`+sqlgen.EventRollupDelta(`(SELECT ev.timestamp, ev.status, ev.resource_type, g.environment
-		  FROM ev JOIN gone g ON g.id = ev.report_id)`, -1)+`)
+		  FROM ev JOIN gone g ON g.id = ev.report_id)`, -1)+`),
+		fr AS (`+sqlgen.FailureRollupDelta("ev", -1)+`)
 		SELECT count(*) FROM gone`, cutoff, retentionBatch).Scan(&n); err != nil {
 			return deleted, err
 		}
@@ -155,6 +156,10 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 				r.environment FROM `+tab+` e JOIN reports r ON r.id = e.report_id)`, -1)); err != nil {
 				tx.Rollback(ctx)
 				return deleted, fmt.Errorf("rollups of partition %s: %w", p.name, err)
+			}
+			if _, err := tx.Exec(ctx, sqlgen.FailureRollupDelta(tab, -1)); err != nil {
+				tx.Rollback(ctx)
+				return deleted, fmt.Errorf("failure rollup of partition %s: %w", p.name, err)
 			}
 		}
 		if p.parent == "reports" {

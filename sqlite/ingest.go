@@ -210,6 +210,10 @@ func countInRollups(ctx context.Context, tx *sql.Tx, where string, arg any, sign
 		r.environment FROM resource_events e JOIN reports r ON r.id = e.report_id WHERE `+where+`)`, sign), arg); err != nil {
 		return fmt.Errorf("event rollup: %w", err)
 	}
+	if _, err := tx.ExecContext(ctx, sqlgen.FailureRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
+		e.resource_title FROM resource_events e JOIN reports r ON r.id = e.report_id WHERE `+where+`)`, sign), arg); err != nil {
+		return fmt.Errorf("failure rollup: %w", err)
+	}
 	return nil
 }
 

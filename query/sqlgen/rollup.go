@@ -39,14 +39,30 @@ type rollupDef struct {
 	// dims are the dimension fields, in the table's column order; each is
 	// also the column's name in the rollup and in the counted rows
 	dims []string
+	// only, when set, is the one value of a field the rollup counts rows
+	// of (the rows with other values are not in it): a plan is covered
+	// only with the conjunct field = value, which the rollup's rows then
+	// satisfy by construction
+	only *onlyValue
 }
+
+// onlyValue is a field's value a rollup is restricted to.
+type onlyValue struct{ field, value string }
 
 var (
 	reportRollup = rollupDef{table: "report_rollup", time: "producer_timestamp",
 		dims: []string{"type", "environment", "status", "noop", "noop_pending", "cached_catalog_status"}}
 	eventRollup = rollupDef{table: "event_rollup", time: "timestamp",
 		dims: []string{"status", "resource_type", "environment"}}
-	rollups = map[*query.Entity]rollupDef{query.Reports: reportRollup, query.Events: eventRollup}
+	// failureRollup counts failure events per resource: the dashboard's
+	// failing resources over the days kept (and the fleet state's hourly
+	// reload) are a read of it, not of every failure event stored.
+	// Failures are few, so it is small beside event_rollup, which cannot
+	// keep resource_title for every status.
+	failureRollup = rollupDef{table: "failure_rollup", time: "timestamp",
+		dims: []string{"resource_type", "resource_title"}, only: &onlyValue{"status", "failure"}}
+	// rollups are the rollups of each entity, in the order they are tried
+	rollups = map[*query.Entity][]rollupDef{query.Reports: {reportRollup}, query.Events: {eventRollup, failureRollup}}
 )
 
 // dim reports whether the rollup keeps f's value (or f is always null):
@@ -74,24 +90,36 @@ type rollupPlan struct {
 	def    rollupDef
 	lo, hi int64      // the time range, half-open [lo, hi) in ms
 	dims   query.Expr // the rest of the filter: dimensions only (nil: none)
+	// base is the filter of the base-table segments: dims and the
+	// restriction of the rollup (def.only), which its rows satisfy
+	base query.Expr
 	// timeKey is the width group keys of the time field are floored to
 	// (0: the plan does not group by time).
 	timeKey int64
 }
 
-// coveredRollup reports whether the rollup of p's entity can answer p's
+// coveredRollup reports whether a rollup of p's entity can answer p's
 // filter and grouping; counting says p is counted whole (include_total),
 // so its projection does not matter.
 func coveredRollup(d Dialect, p *query.Plan, counting bool) (*rollupPlan, bool) {
 	if rd, ok := d.(RollupDialect); !ok || !rd.Rollups() {
 		return nil, false
 	}
-	def, ok := rollups[p.Entity]
-	if !ok || p.Distinct != nil {
+	if p.Distinct != nil {
 		return nil, false
 	}
+	for _, def := range rollups[p.Entity] {
+		if rp, ok := def.covers(p, counting); ok {
+			return rp, true
+		}
+	}
+	return nil, false
+}
+
+// covers reports whether the rollup d can answer p.
+func (def rollupDef) covers(p *query.Plan, counting bool) (*rollupPlan, bool) {
 	rp := &rollupPlan{def: def, lo: minTime, hi: maxTime}
-	var rest []query.Expr
+	var rest, implied []query.Expr
 	for _, x := range conjuncts(p.Filter) {
 		if c, ok := x.(query.Cmp); ok && c.Field.Name == def.time && c.Field.Table != query.NoTable {
 			v, ok := c.Value.(int64)
@@ -100,12 +128,20 @@ func coveredRollup(d Dialect, p *query.Plan, counting bool) (*rollupPlan, bool) 
 			}
 			continue
 		}
+		if def.onlyTerm(x) {
+			implied = append(implied, x)
+			continue
+		}
 		if !dimsOnly(def, x) {
 			return nil, false
 		}
 		rest = append(rest, x)
 	}
+	if def.only != nil && len(implied) == 0 {
+		return nil, false
+	}
 	rp.dims = query.AndExpr(rest...)
+	rp.base = query.AndExpr(append(implied, rest...)...)
 	if counting {
 		return rp, len(p.GroupBy) == 0 && !aggregates(p)
 	}
@@ -127,6 +163,17 @@ func coveredRollup(d Dialect, p *query.Plan, counting bool) (*rollupPlan, bool) 
 		}
 	}
 	return rp, true
+}
+
+// onlyTerm reports whether x is the conjunct field = value of a
+// restricted rollup.
+func (def rollupDef) onlyTerm(x query.Expr) bool {
+	c, ok := x.(query.Cmp)
+	if !ok || def.only == nil || c.Op != "=" || c.Field.Name != def.only.field || c.Field.Table == query.NoTable {
+		return false
+	}
+	v, ok := c.Value.(string)
+	return ok && v == def.only.value
 }
 
 // bound narrows the time range by one comparison (timestamps are whole
@@ -352,7 +399,7 @@ func (rb rollupBuilder) union(keys []query.Column) (string, error) {
 				conds = append(conds, "ru.bucket < "+rb.rangeArg(s.to))
 			}
 		} else {
-			u := planUses(&query.Plan{Entity: rb.p.Entity, Filter: rb.rp.dims}, &uses{})
+			u := planUses(&query.Plan{Entity: rb.p.Entity, Filter: rb.rp.base}, &uses{})
 			u.field(timeCol)
 			for _, k := range keys {
 				u.field(k.Field)
@@ -367,12 +414,16 @@ func (rb rollupBuilder) union(keys []query.Column) (string, error) {
 				conds = append(conds, t+" < "+rb.rangeArg(s.to))
 			}
 		}
-		if rb.rp.dims != nil {
+		filter := rb.rp.base
+		if rollup {
+			filter = rb.rp.dims
+		}
+		if filter != nil {
 			rb.alias = ""
 			if rollup {
 				rb.alias = "ru"
 			}
-			w, err := rb.expr(rb.rp.dims)
+			w, err := rb.expr(filter)
 			rb.alias = ""
 			if err != nil {
 				return "", err
@@ -491,10 +542,14 @@ func (d rollupDef) delta(from string, sign int) string {
 	for i := range groups {
 		groups[i] = strconv.Itoa(i + 1)
 	}
+	where := ""
+	if d.only != nil {
+		where = " WHERE x." + d.only.field + " = '" + d.only.value + "'"
+	}
 	return "INSERT INTO " + d.table + " (width, bucket, " + strings.Join(d.dims, ", ") + ", n)" +
 		" SELECT w.width, " + floorSQL("x."+d.time, "w.width") + ", x." + strings.Join(d.dims, ", x.") +
 		", " + strconv.Itoa(sign) + " * COUNT(*) FROM " + from + " x CROSS JOIN " + rollupWidthsSQL() +
-		" GROUP BY " + strings.Join(groups, ", ")
+		where + " GROUP BY " + strings.Join(groups, ", ")
 }
 
 // ReportRollupDelta renders the INSERT of report_rollup deltas that count
@@ -507,6 +562,12 @@ func ReportRollupDelta(from string, sign int) string { return reportRollup.delta
 // environment as environment), each counted sign times.
 func EventRollupDelta(from string, sign int) string { return eventRollup.delta(from, sign) }
 
+// FailureRollupDelta renders the INSERT of failure_rollup deltas for the
+// failure events of from (timestamp, status, resource_type,
+// resource_title; events of other statuses are not counted), each counted
+// sign times.
+func FailureRollupDelta(from string, sign int) string { return failureRollup.delta(from, sign) }
+
 // RollupTable is a rollup table and its dimension columns (for
 // compaction).
 type RollupTable struct{ Table, Dims string }
@@ -515,5 +576,6 @@ type RollupTable struct{ Table, Dims string }
 var RollupTables = []RollupTable{
 	{reportRollup.table, strings.Join(reportRollup.dims, ", ")},
 	{eventRollup.table, strings.Join(eventRollup.dims, ", ")},
+	{failureRollup.table, strings.Join(failureRollup.dims, ", ")},
 	{"distinct_rollup", "status, resource_type, resource_title"},
 }
