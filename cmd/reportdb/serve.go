@@ -145,7 +145,14 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 	m := metrics.New(httpapi.Endpoints()...)
 	m.SetPoolStats(poolStats(backend))
 	committer := ingest.NewCommitterWriters(backend, cfg.MaxBatch, cfg.Writers)
-	committer.OnBatch = m.ObserveBatch // read only by commits, after a Submit
+	// rollups are compacted every interval, and once ingest goes idle
+	compaction := &store.Compaction{Interval: store.DefaultCompactInterval, Idle: store.DefaultCompactIdle, Log: log}
+	committer.OnBatch = func(n int, err error) { // read only by commits, after a Submit
+		m.ObserveBatch(n, err)
+		if err == nil {
+			compaction.Wrote()
+		}
+	}
 	fleetState := fleet.New(cfg.Unresponsive, nil)
 	m.Registry().MustRegister(fleetState)
 	committer.OnStored = fleetState.Observe
@@ -230,7 +237,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 	defer cancelBG()
 	retention := &store.Retention{Backend: backend, TTL: cfg.ReportTTL, Interval: cfg.GCInterval, Log: log, OnRun: m.ObserveRetention}
 	go retention.Run(bg)
-	go store.RunCompaction(bg, backend, store.DefaultCompactInterval, log)
+	go compaction.Run(bg, backend)
 	go fleetState.Run(bg, dashboard.InProcess(api), fleetRefresh, func(err error) { log.Error("loading the fleet state", "err", err) })
 
 	common := []any{"database", kind}
