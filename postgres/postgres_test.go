@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"reportdb/engine"
 	"reportdb/internal/pgtest"
 	"reportdb/postgres"
@@ -21,4 +23,26 @@ func open(t *testing.T) engine.Backend {
 
 func TestContract(t *testing.T) {
 	storetest.Run(t, open)
+}
+
+// TestMigrationFill: migrations 0006 and 0007, run on a database that
+// holds reports, fill failure_rollup and distinct_rollup's five-minute
+// buckets as ingest would have.
+func TestMigrationFill(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	db, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	exec := func(sql string) error { _, err := conn.Exec(ctx, sql); return err }
+	storetest.RunMigrationFill(t, db, exec,
+		"DELETE FROM failure_rollup; DELETE FROM distinct_rollup WHERE width = 300000", "DROP TABLE failure_rollup",
+		"migrations/0006_failure_rollup.sql", "migrations/0007_distinct_five_minutes.sql")
 }

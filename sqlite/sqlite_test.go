@@ -1,6 +1,9 @@
 package sqlite_test
 
 import (
+	"database/sql"
+	"net/url"
+	"path/filepath"
 	"testing"
 
 	"reportdb/engine"
@@ -19,4 +22,25 @@ func open(t *testing.T) engine.Backend {
 
 func TestContract(t *testing.T) {
 	storetest.Run(t, open)
+}
+
+// TestMigrationFill: migrations 0005 and 0006, run on a database that
+// holds reports, fill failure_rollup and distinct_rollup's five-minute
+// buckets as ingest would have.
+func TestMigrationFill(t *testing.T) {
+	dir := t.TempDir()
+	db, err := sqlite.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := sql.Open("sqlite", "file:"+url.PathEscape(filepath.Join(dir, sqlite.FileName))+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	exec := func(q string) error { _, err := conn.Exec(q); return err }
+	storetest.RunMigrationFill(t, db, exec,
+		"DELETE FROM failure_rollup; DELETE FROM distinct_rollup WHERE width = 300000", "DROP TABLE failure_rollup",
+		"migrations/0005_failure_rollup.sql", "migrations/0006_distinct_five_minutes.sql")
 }

@@ -43,31 +43,7 @@ func RunDistinctCounts(t *testing.T, open Opener) {
 	n := 0
 	newReport := func(producer int64) *reportdb.Report {
 		n++
-		cert := fmt.Sprintf("node%d.example.com", rng.Intn(4))
-		ts := time.UnixMilli(producer).UTC().Format("2006-01-02T15:04:05.000Z")
-		r := Report(t, cert, ts, ts, "")
-		r.Hash = fmt.Sprintf("%040x", n)
-		r.Events = nil
-		for i, k := 0, rng.Intn(6); i < k; i++ {
-			e := reportdb.Event{
-				Status:        []string{"success", "failure", "noop", "skipped"}[rng.Intn(4)],
-				ResourceType:  []string{"File", "Service"}[rng.Intn(2)],
-				ResourceTitle: fmt.Sprintf("/r/%d", rng.Intn(4)),
-				// a coarse grid, so that timestamps tie, around the run
-				// and across hour and day boundaries
-				Timestamp: producer + int64(rng.Intn(5)-3)*17*60000,
-				NewValue:  `"a"`,
-				OldValue:  `"b"`,
-			}
-			if p := rng.Intn(3); p > 0 {
-				e.Property = ptr([]string{"ensure", "mode"}[p-1])
-			}
-			if rng.Intn(2) == 0 {
-				e.Name = ptr("x")
-			}
-			r.Events = append(r.Events, e)
-		}
-		return r
+		return randomEventsReport(t, rng, n, producer)
 	}
 	var mu sync.Mutex
 	storeBatch := func(rs []*reportdb.Report) {
