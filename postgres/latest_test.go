@@ -13,9 +13,10 @@ import (
 // TestLatestReportsHOT: moving a node's latest report updates its row of
 // latest_reports in place (a HOT update: no indexed column changes and
 // the page has room), so the table does not grow with the reports stored
-// (migration 0005). An index on a column the update changes, or a full
-// fillfactor, fails it.
-func TestLatestReportsHOT(t *testing.T) {
+// (migration 0005); the same for a resource's row of resource_latest when
+// its newest timestamp moves (migration 0008). An index on a column the
+// update changes, or a full fillfactor, fails it.
+func TestLatestRowsHOT(t *testing.T) {
 	u := pgtest.NewDatabase(t)
 	db := openURL(t, u)
 	h := storetest.NewServer(t, db)
@@ -29,23 +30,27 @@ func TestLatestReportsHOT(t *testing.T) {
 	}
 	conn := getConn(t, u)
 	defer conn.Close(context.Background())
-	// statistics reach the cumulative views within a second or so
-	var upd, hot int64
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if err := conn.QueryRow(context.Background(), `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
-			WHERE relname = 'latest_reports'`).Scan(&upd, &hot); err != nil {
-			t.Fatal(err)
+	// statistics reach the cumulative views within a second or so; each
+	// node's row of latest_reports and its one resource's row of
+	// resource_latest (migration 0008) are updated by each newer run
+	for _, table := range []string{"latest_reports", "resource_latest"} {
+		var upd, hot int64
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if err := conn.QueryRow(context.Background(), `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
+			WHERE relname = $1`, table).Scan(&upd, &hot); err != nil {
+				t.Fatal(err)
+			}
+			if upd >= nodes*(runs-1) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		if upd >= nodes*(runs-1) || time.Now().After(deadline) {
-			break
+		if upd < nodes*(runs-1) {
+			t.Fatalf("%s: %d updates recorded, want %d", table, upd, nodes*(runs-1))
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if upd < nodes*(runs-1) {
-		t.Fatalf("latest_reports: %d updates recorded, want %d", upd, nodes*(runs-1))
-	}
-	if hot != upd {
-		t.Errorf("latest_reports: %d of %d updates were HOT, want all", hot, upd)
+		if hot != upd {
+			t.Errorf("%s: %d of %d updates were HOT, want all", table, hot, upd)
+		}
 	}
 }

@@ -42,6 +42,8 @@ type DB struct {
 
 	mu         sync.Mutex
 	partitions map[int64]bool // day indexes known to have an events partition
+	// staleChecked: retention dropped the stale resource_latest rows once
+	staleChecked bool
 
 	analyze analyzer // statistics upkeep after ingest (analyze.go)
 }

@@ -74,8 +74,19 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 			break
 		}
 	}
-	if err := dropStaleLatest(ctx, conn.Conn()); err != nil {
-		return deleted, err
+	// resource_latest has no index on ts (migration 0008): the stale rows
+	// are found by a scan, run when this run deleted something or this
+	// process has not run it yet (another instance's deletes)
+	db.mu.Lock()
+	stale := deleted > 0 || !db.staleChecked
+	db.mu.Unlock()
+	if stale {
+		if err := dropStaleLatest(ctx, conn.Conn()); err != nil {
+			return deleted, err
+		}
+		db.mu.Lock()
+		db.staleChecked = true
+		db.mu.Unlock()
 	}
 	if _, err := conn.Exec(ctx, `DELETE FROM environments e
 		WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.environment = e.name)`); err != nil {

@@ -43,8 +43,8 @@ import (
 
 // DistinctWidths are the bucket widths (ms) of distinct_rollup, coarsest
 // first: an hour, and five minutes for the edges. A window's edges finer
-// than the finest width are read from resource_latest by its ts index,
-// one random heap fetch per key: with hours alone, the first partial hour
+// than the finest width are read from resource_latest key by key, one
+// random heap fetch per key: with hours alone, the first partial hour
 // of a day's window was 35k keys on 16k blocks at 10,000 nodes (38 ms at 7
 // days kept, more with more days, as the keys that stop changing spread
 // over a larger heap). Five minutes makes the edges 12 times smaller, for
@@ -167,14 +167,18 @@ func (b *builder) distinctCountsSQL(dp *distinctPlan) string {
 				" GROUP BY ru.resource_type, ru.resource_title")
 			continue
 		}
-		parts = append(parts, latestSumSQL("", "l.ts >= "+b.rangeArg(s.from)+" AND l.ts < "+b.rangeArg(s.to)))
+		// the keys whose newest event is in the edge: of the keys of the
+		// edge's events, those whose newest timestamp is still there
+		parts = append(parts, latestSumSQL("", latestOfEventKeys(true,
+			"e.timestamp >= "+b.rangeArg(s.from)+" AND e.timestamp < "+b.rangeArg(s.to)),
+			"l.ts >= "+b.rangeArg(s.from)+" AND l.ts < "+b.rangeArg(s.to)))
 	}
 	// the keys with events newer than the window: their newest event in
 	// the window is their previous timestamp's (the guard makes sure no
 	// key has two timestamps after the window)
 	if dp.lo < dp.hi {
-		parts = append(parts, latestSumSQL("prev_", "l.ts > "+b.rangeArg(dp.end)+
-			" AND l.prev_ts >= "+b.rangeArg(dp.lo)+" AND l.prev_ts < "+b.rangeArg(dp.hi)))
+		parts = append(parts, latestSumSQL("prev_", latestOfEventKeys(true, "e.timestamp > "+b.rangeArg(dp.end)),
+			"l.ts > "+b.rangeArg(dp.end)+" AND l.prev_ts >= "+b.rangeArg(dp.lo)+" AND l.prev_ts < "+b.rangeArg(dp.hi)))
 	}
 	out := []string{"t.resource_type AS resource_type", "t.resource_title AS resource_title"}
 	var total []string
@@ -193,23 +197,44 @@ func (b *builder) distinctCountsSQL(dp *distinctPlan) string {
 }
 
 // latestSumSQL renders the counts per resource of the resource_latest rows
-// (alias l) where cond holds, read from the count columns with prefix
-// ("" for the newest timestamp, "prev_" for the previous one).
-func latestSumSQL(prefix, cond string) string {
+// (alias l, in from) where cond holds, read from the count columns with
+// prefix ("" for the newest timestamp, "prev_" for the previous one).
+func latestSumSQL(prefix, from, cond string) string {
 	var sel []string
 	for _, c := range distinctCounts {
 		sel = append(sel, "SUM(l."+prefix+c.column+") AS "+c.count)
 	}
 	return "SELECT l.resource_type AS resource_type, l.resource_title AS resource_title, " +
-		strings.Join(sel, ", ") + " FROM resource_latest l WHERE " + cond + " GROUP BY l.resource_type, l.resource_title"
+		strings.Join(sel, ", ") + " FROM " + from + " WHERE " + cond + " GROUP BY l.resource_type, l.resource_title"
+}
+
+// latestOfEventKeys renders a FROM item: the resource_latest rows (alias
+// l) of the keys of the stored events (alias e) where cond holds, each key
+// once when distinct. resource_latest has no index on ts (an update that
+// moves a key's timestamp then changes no indexed column, so it is a HOT
+// update: no index entry, the same page), so the rows whose timestamp is
+// in a range are found from the events in that range, by the events'
+// timestamp index and resource_latest's key: every row's ts is the
+// timestamp of a stored event of its key, for the rows a covered window
+// may read (retention removes only events older than valid_from).
+func latestOfEventKeys(distinct bool, cond string) string {
+	sel := "SELECT "
+	if distinct {
+		sel += "DISTINCT "
+	}
+	return "(" + sel + "r.certname AS certname, e.resource_type AS resource_type, e.resource_title AS resource_title, " +
+		"COALESCE('=' || e.property, '') AS property_key, COALESCE('=' || e.name, '') AS name_key" +
+		" FROM resource_events e JOIN reports r ON r.id = e.report_id WHERE " + cond + ") k JOIN resource_latest l" +
+		" ON l.certname = k.certname AND l.resource_type = k.resource_type AND l.resource_title = k.resource_title" +
+		" AND l.property_key = k.property_key AND l.name_key = k.name_key"
 }
 
 // distinctGuard renders the condition under which the distinct tables
 // answer the window: no key has two timestamps newer than its end, and it
 // starts no earlier than what retention left exact.
 func (b *builder) distinctGuard(dp *distinctPlan) string {
-	return "NOT EXISTS (SELECT 1 FROM resource_latest WHERE ts > " + b.rangeArg(dp.end) + " AND prev_ts > " +
-		b.rangeArg(dp.end) + ")" +
+	return "NOT EXISTS (SELECT 1 FROM " + latestOfEventKeys(false, "e.timestamp > "+b.rangeArg(dp.end)) +
+		" WHERE l.prev_ts > " + b.rangeArg(dp.end) + ")" +
 		" AND NOT EXISTS (SELECT 1 FROM distinct_state WHERE valid_from > " + b.rangeArg(dp.start) + ")"
 }
 

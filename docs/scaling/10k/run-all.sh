@@ -31,12 +31,15 @@ probe() { # probe NAME DBURL
   pid=$!
   for i in $(seq 60); do curl -sf http://127.0.0.1:18700/pdb/meta/v1/version >/dev/null && break; sleep 1; done
   if [[ -n "${WAIT_FLEET:-}" ]]; then
-    # the fleet state's first load (the dashboard's hourly counts read every
-    # report and failure event kept: ~22 s at 14 days) done before the probe
-    for i in $(seq 300); do
+    # the fleet state's first load done before the probe (its hourly counts
+    # read every report and failure event kept, ~22 s at 14 days, before
+    # failure_rollup); how long it took from the server answering is kept
+    t0=$(date +%s.%N)
+    for i in $(seq 3000); do
       curl -sf http://127.0.0.1:18700/metrics | grep -q '^reportdb_fleet_state_loaded_timestamp_seconds [1-9]' && break
-      sleep 1
+      sleep 0.1
     done
+    echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f\n", $1 - $2 }' > $R/probe-$1/fleet_load_seconds
   fi
   (while kill -0 $pid 2>/dev/null; do ps -o rss= -p $pid; sleep 2; done) > $R/probe-$1/rss_kb_samples &
   iostats "$2" > $R/probe-$1/io-before.txt
