@@ -145,20 +145,11 @@ func TestFleetSeriesMatchTheAPI(t *testing.T) {
 	wantHours, wantFailing := scannedHours(t, api)
 	checkHours := func(name string, tr *fleet.Tracker) {
 		t.Helper()
-		got := map[string]int{}
-		for i, m := range tr.HourCounts(start, end) {
-			for st, n := range m {
-				got[start.Add(time.Duration(i)*time.Hour).Format("2006-01-02 15")+" "+st] = n
-			}
-		}
+		got, gotF := trackedHours(tr, start, end)
 		if fmt.Sprint(got) != fmt.Sprint(wantHours) {
 			t.Errorf("%s: reports per hour\n got %v\nwant %v", name, got, wantHours)
 		}
-		gotF := map[string]int{}
 		fs := tr.Failing(start, end, 1000)
-		for _, f := range fs {
-			gotF[f.Type+"["+f.Title+"]"] = f.Count
-		}
 		if fmt.Sprint(gotF) != fmt.Sprint(wantFailing) || len(wantFailing) == 0 {
 			t.Errorf("%s: failing resources\n got %v\nwant %v", name, gotF, wantFailing)
 		}
@@ -266,6 +257,21 @@ func scannedHours(t *testing.T, api dashboard.API) (hours, failing map[string]in
 	return hours, failing
 }
 
+// trackedHours is what tr holds for [start, end), keyed as scannedHours
+// keys it.
+func trackedHours(tr *fleet.Tracker, start, end time.Time) (hours, failing map[string]int) {
+	hours, failing = map[string]int{}, map[string]int{}
+	for i, m := range tr.HourCounts(start, end) {
+		for st, n := range m {
+			hours[start.Add(time.Duration(i)*time.Hour).Format("2006-01-02 15")+" "+st] = n
+		}
+	}
+	for _, f := range tr.Failing(start, end, 1<<30) {
+		failing[f.Type+"["+f.Title+"]"] = f.Count
+	}
+	return hours, failing
+}
+
 // midLoad is an API that stores reports right after each of the hourly
 // queries of a load has answered: while the load runs, after the query's
 // snapshot.
@@ -334,18 +340,9 @@ func TestHourlyCountsStoredDuringLoad(t *testing.T) {
 	}
 	start, end := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), now.Add(72*time.Hour)
 	for name, tr := range map[string]*fleet.Tracker{"observed": tr, "loaded during ingest": loaded} {
-		got := map[string]int{}
-		for i, m := range tr.HourCounts(start, end) {
-			for st, n := range m {
-				got[start.Add(time.Duration(i)*time.Hour).Format("2006-01-02 15")+" "+st] = n
-			}
-		}
+		got, gotF := trackedHours(tr, start, end)
 		if fmt.Sprint(got) != fmt.Sprint(wantHours) {
 			t.Errorf("%s: reports per hour\n got %v\nwant %v", name, got, wantHours)
-		}
-		gotF := map[string]int{}
-		for _, f := range tr.Failing(start, end, 100000) {
-			gotF[f.Type+"["+f.Title+"]"] = f.Count
 		}
 		if fmt.Sprint(gotF) != fmt.Sprint(wantFailing) {
 			t.Errorf("%s: failing resources\n got %v\nwant %v", name, gotF, wantFailing)
