@@ -155,11 +155,12 @@ func coveredDistinct(d Dialect, p *query.CountsPlan) (*distinctPlan, bool) {
 // count columns of eventCounts, one row per resource with any count.
 func (b *builder) distinctCountsSQL(dp *distinctPlan) string {
 	var parts []string
-	for _, s := range rollupSegments(dp.lo, dp.hi, DistinctWidths) {
+	segs, _ := dp.segments()
+	for _, s := range segs {
 		var sel []string
 		if s.width != 0 {
 			for _, c := range distinctCounts {
-				sel = append(sel, "SUM(CASE WHEN ru.status = '"+c.status+"' THEN ru.n ELSE 0 END) AS "+c.count)
+				sel = append(sel, s.sum("SUM(CASE WHEN ru.status = '"+c.status+"' THEN ru.n ELSE 0 END)")+" AS "+c.count)
 			}
 			parts = append(parts, "SELECT ru.resource_type AS resource_type, ru.resource_title AS resource_title, "+
 				strings.Join(sel, ", ")+" FROM distinct_rollup ru WHERE ru.width = "+b.arg(s.width)+
@@ -169,7 +170,7 @@ func (b *builder) distinctCountsSQL(dp *distinctPlan) string {
 		}
 		// the keys whose newest event is in the edge: of the keys of the
 		// edge's events, those whose newest timestamp is still there
-		parts = append(parts, latestSumSQL("", latestOfEventKeys(true,
+		parts = append(parts, latestSumSQL("", s.sign, latestOfEventKeys(true,
 			"e.timestamp >= "+b.rangeArg(s.from)+" AND e.timestamp < "+b.rangeArg(s.to)),
 			"l.ts >= "+b.rangeArg(s.from)+" AND l.ts < "+b.rangeArg(s.to)))
 	}
@@ -177,7 +178,7 @@ func (b *builder) distinctCountsSQL(dp *distinctPlan) string {
 	// the window is their previous timestamp's (the guard makes sure no
 	// key has two timestamps after the window)
 	if dp.lo < dp.hi {
-		parts = append(parts, latestSumSQL("prev_", latestOfEventKeys(true, "e.timestamp > "+b.rangeArg(dp.end)),
+		parts = append(parts, latestSumSQL("prev_", 1, latestOfEventKeys(true, "e.timestamp > "+b.rangeArg(dp.end)),
 			"l.ts > "+b.rangeArg(dp.end)+" AND l.prev_ts >= "+b.rangeArg(dp.lo)+" AND l.prev_ts < "+b.rangeArg(dp.hi)))
 	}
 	out := []string{"t.resource_type AS resource_type", "t.resource_title AS resource_title"}
@@ -198,11 +199,12 @@ func (b *builder) distinctCountsSQL(dp *distinctPlan) string {
 
 // latestSumSQL renders the counts per resource of the resource_latest rows
 // (alias l, in from) where cond holds, read from the count columns with
-// prefix ("" for the newest timestamp, "prev_" for the previous one).
-func latestSumSQL(prefix, from, cond string) string {
+// prefix ("" for the newest timestamp, "prev_" for the previous one),
+// negated when sign is -1.
+func latestSumSQL(prefix string, sign int64, from, cond string) string {
 	var sel []string
 	for _, c := range distinctCounts {
-		sel = append(sel, "SUM(l."+prefix+c.column+") AS "+c.count)
+		sel = append(sel, rollupSegment{sign: sign}.sum("SUM(l."+prefix+c.column+")")+" AS "+c.count)
 	}
 	return "SELECT l.resource_type AS resource_type, l.resource_title AS resource_title, " +
 		strings.Join(sel, ", ") + " FROM " + from + " WHERE " + cond + " GROUP BY l.resource_type, l.resource_title"
@@ -229,13 +231,25 @@ func latestOfEventKeys(distinct bool, cond string) string {
 		" AND l.property_key = k.property_key AND l.name_key = k.name_key"
 }
 
+// segments are the parts of the window's counted range: whole buckets,
+// and edges finer than a bucket (complemented when they cover more than
+// half of one). The lowest instant they read is also returned: the
+// window's start, or the start of a bucket read whole for its first edge.
+func (dp *distinctPlan) segments() ([]rollupSegment, int64) {
+	segs, lowest := complementEdges(rollupSegments(dp.lo, dp.hi, DistinctWidths), DistinctWidths[len(DistinctWidths)-1])
+	return segs, min(lowest, dp.start)
+}
+
 // distinctGuard renders the condition under which the distinct tables
-// answer the window: no key has two timestamps newer than its end, and it
-// starts no earlier than what retention left exact.
+// answer the window: no key has two timestamps newer than its end, and
+// nothing it reads starts before what retention left exact (a bucket
+// straddling valid_from still counts keys retention removed from
+// resource_latest).
 func (b *builder) distinctGuard(dp *distinctPlan) string {
+	_, lowest := dp.segments()
 	return "NOT EXISTS (SELECT 1 FROM " + latestOfEventKeys(false, "e.timestamp > "+b.rangeArg(dp.end)) +
 		" WHERE l.prev_ts > " + b.rangeArg(dp.end) + ")" +
-		" AND NOT EXISTS (SELECT 1 FROM distinct_state WHERE valid_from > " + b.rangeArg(dp.start) + ")"
+		" AND NOT EXISTS (SELECT 1 FROM distinct_state WHERE valid_from > " + b.rangeArg(lowest) + ")"
 }
 
 // distinctScanGate is the condition under which the scan branch of a

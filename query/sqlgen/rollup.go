@@ -289,9 +289,48 @@ func dimsOnly(def rollupDef, x query.Expr) bool {
 }
 
 // rollupSegment is a part of a time range: whole buckets of one width
-// [from, to) of the rollup, or (width 0) rows of the base table.
+// [from, to) of the rollup, or (width 0) rows of the base table; sign -1
+// subtracts its count (see complementEdges).
 type rollupSegment struct {
 	width, from, to int64
+	sign            int64
+}
+
+// sum renders an aggregate of a segment's count, negated when it is
+// subtracted.
+func (s rollupSegment) sum(agg string) string {
+	if s.sign < 0 {
+		return "-" + agg
+	}
+	return agg
+}
+
+// complementEdges rewrites each base-table segment that covers more than
+// half of one bucket of the finest width w as that whole bucket minus the
+// base-table rows of the bucket outside the segment: an edge then reads
+// at most half a bucket of rows, and a range starting or ending a
+// millisecond off a bucket boundary (as `timestamp > T` does) almost none.
+// It also returns the lowest bucket start read whole for such an edge
+// (maxTime when none).
+func complementEdges(segs []rollupSegment, w int64) ([]rollupSegment, int64) {
+	var out []rollupSegment
+	lowest := int64(maxTime)
+	for _, s := range segs {
+		b := floorTo(s.from, w)
+		if s.width != 0 || s.from == minTime || s.to == maxTime || s.to > b+w || 2*(s.to-s.from) <= w {
+			out = append(out, s)
+			continue
+		}
+		out = append(out, rollupSegment{w, b, b + w, 1})
+		if s.from > b {
+			out = append(out, rollupSegment{0, b, s.from, -1})
+		}
+		if s.to < b+w {
+			out = append(out, rollupSegment{0, s.to, b + w, -1})
+		}
+		lowest = min(lowest, b)
+	}
+	return out, lowest
 }
 
 // rollupSegments splits [lo, hi) into whole buckets, coarsest first, and
@@ -302,7 +341,7 @@ func rollupSegments(lo, hi int64, widths []int64) []rollupSegment {
 		return nil
 	}
 	if len(widths) == 0 {
-		return []rollupSegment{{0, lo, hi}}
+		return []rollupSegment{{0, lo, hi, 1}}
 	}
 	w := widths[0]
 	a, b := ceilTo(lo, w), floorTo(hi, w)
@@ -316,7 +355,7 @@ func rollupSegments(lo, hi int64, widths []int64) []rollupSegment {
 		return rollupSegments(lo, hi, widths[1:])
 	}
 	segs := rollupSegments(lo, a, widths[1:])
-	segs = append(segs, rollupSegment{w, a, b})
+	segs = append(segs, rollupSegment{w, a, b, 1})
 	return append(segs, rollupSegments(b, hi, widths[1:])...)
 }
 
@@ -369,7 +408,8 @@ func (rb rollupBuilder) widths() []int64 {
 func (rb rollupBuilder) union(keys []query.Column) (string, error) {
 	var parts []string
 	timeCol := rb.p.Entity.Field(rb.rp.def.time)
-	for _, s := range rollupSegments(rb.rp.lo, rb.rp.hi, rb.widths()) {
+	segs, _ := complementEdges(rollupSegments(rb.rp.lo, rb.rp.hi, rb.widths()), RollupWidths[len(RollupWidths)-1])
+	for _, s := range segs {
 		var sel, group, conds []string
 		rollup := s.width != 0
 		for i, k := range keys {
@@ -390,7 +430,7 @@ func (rb rollupBuilder) union(keys []query.Column) (string, error) {
 		var from string
 		if rollup {
 			from = rb.rp.def.table + " ru"
-			sel = append(sel, "SUM(ru.n) AS n")
+			sel = append(sel, s.sum("SUM(ru.n)")+" AS n")
 			conds = append(conds, "ru.width = "+rb.arg(s.width))
 			if s.from != minTime {
 				conds = append(conds, "ru.bucket >= "+rb.rangeArg(s.from))
@@ -405,7 +445,7 @@ func (rb rollupBuilder) union(keys []query.Column) (string, error) {
 				u.field(k.Field)
 			}
 			from = rb.fromClause(rb.p.Entity, u)
-			sel = append(sel, "COUNT(*) AS n")
+			sel = append(sel, s.sum("COUNT(*)")+" AS n")
 			t := rb.col(timeCol)
 			if s.from != minTime {
 				conds = append(conds, t+" >= "+rb.rangeArg(s.from))
