@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reportdb/internal/pgtest"
+	"reportdb/postgres"
 	"reportdb/storetest"
 )
 
@@ -54,5 +55,43 @@ func TestLatestRowsHOT(t *testing.T) {
 		if hot*10 < upd*9 {
 			t.Errorf("%s: %d of %d updates were HOT, want at least 90 %%", table, hot, upd)
 		}
+	}
+}
+
+// TestCompactionVacuumsRollups: compaction vacuums the rollup tables it
+// merged (at most once per RollupVacuumInterval), so that the rows each
+// merge deletes do not pile up between hourly maintenance runs.
+func TestCompactionVacuumsRollups(t *testing.T) {
+	u := pgtest.NewDatabase(t)
+	db, err := postgres.Open(context.Background(), u, postgres.Options{RollupVacuumInterval: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h := storetest.NewServer(t, db)
+	base := time.Now().UnixMilli() - 3_600_000
+	for n := 0; n < 5; n++ {
+		cn := fmt.Sprintf("vac%02d.example.com", n)
+		submit(t, h, cn, reportBody(cn, base+int64(n)*60_000))
+	}
+	if merged, err := db.CompactRollups(context.Background()); err != nil || merged == 0 {
+		t.Fatalf("compaction merged %d buckets, err %v", merged, err)
+	}
+	conn := getConn(t, u)
+	defer conn.Close(context.Background())
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var vacuums int64
+		if err := conn.QueryRow(context.Background(), `SELECT vacuum_count FROM pg_stat_user_tables
+			WHERE relname = 'report_rollup'`).Scan(&vacuums); err != nil {
+			t.Fatal(err)
+		}
+		if vacuums > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("report_rollup was not vacuumed after its buckets were merged")
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -45,6 +46,9 @@ type DB struct {
 	// staleChecked: retention dropped the stale resource_latest rows once
 	staleChecked bool
 
+	rollupVacuumEvery time.Duration
+	rollupVacuumed    map[string]time.Time // when CompactRollups last vacuumed each table
+
 	analyze analyzer // statistics upkeep after ingest (analyze.go)
 }
 
@@ -53,6 +57,10 @@ var _ store.Backend = (*DB)(nil)
 // Options tune the connection pool.
 type Options struct {
 	MaxConns int32 // 0: 4 × GOMAXPROCS, at least 8
+	// RollupVacuumInterval is how often at most CompactRollups vacuums
+	// a rollup table it merged buckets of (0: DefaultRollupVacuumInterval;
+	// negative: never).
+	RollupVacuumInterval time.Duration
 }
 
 // Open connects to the database at url (a libpq URL or DSN), applies
@@ -96,7 +104,11 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{pool: pool, partitions: map[int64]bool{}}
+	db := &DB{pool: pool, partitions: map[int64]bool{}, rollupVacuumEvery: opt.RollupVacuumInterval,
+		rollupVacuumed: map[string]time.Time{}}
+	if db.rollupVacuumEvery == 0 {
+		db.rollupVacuumEvery = DefaultRollupVacuumInterval
+	}
 	if err := db.Migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"time"
+
 	"github.com/jackc/pgx/v5"
 
 	"reportdb/query/sqlgen"
@@ -45,6 +47,41 @@ func (db *DB) CompactRollups(ctx context.Context) (int, error) {
 			}
 			total++
 		}
+		if len(bs) > 0 {
+			if err := db.vacuumRollup(ctx, t.Table); err != nil {
+				return total, err
+			}
+		}
 	}
 	return total, nil
+}
+
+// DefaultRollupVacuumInterval is how often at most CompactRollups
+// vacuums a rollup table (Options.RollupVacuumInterval).
+const DefaultRollupVacuumInterval = time.Minute
+
+// vacuumRollup vacuums a rollup table compaction merged buckets of, at
+// most once an interval. Each merge deletes the bucket's rows and inserts
+// their sums, and during a long ingest the old buckets keep receiving
+// deltas (distinct_rollup's whenever a resource's newest event moves out
+// of them): with autovacuum off and maintenance hourly, a 14-day import
+// of 10,000 nodes left distinct_rollup at 6.9 GB for 1.9M live rows
+// (61.6M dead), which every read and every later merge paid for. VACUUM
+// takes no lock that blocks reads or writes; SKIP_LOCKED skips a table
+// another instance is vacuuming.
+func (db *DB) vacuumRollup(ctx context.Context, table string) error {
+	if db.rollupVacuumEvery < 0 {
+		return nil
+	}
+	db.mu.Lock()
+	due := time.Since(db.rollupVacuumed[table]) >= db.rollupVacuumEvery
+	if due {
+		db.rollupVacuumed[table] = time.Now()
+	}
+	db.mu.Unlock()
+	if !due {
+		return nil
+	}
+	_, err := db.pool.Exec(ctx, "VACUUM (SKIP_LOCKED) "+pgx.Identifier{table}.Sanitize())
+	return err
 }
