@@ -21,6 +21,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -128,10 +129,15 @@ func ClientCN(r *http.Request) string {
 	return r.TLS.PeerCertificates[0].Subject.CommonName
 }
 
+// refusedDrainBytes is how much of a refused request's body is read
+// (and discarded) before the refusal is sent.
+const refusedDrainBytes = 1 << 20
+
 // Middleware enforces the allowlist on requests that came over TLS: a
 // client whose certificate CN is not listed is refused with a
 // reportdb.EFORBIDDEN error (403 with a text/plain explanation, written by
-// refuse: the API's error mapping), and its request body is never read.
+// refuse: the API's error mapping), and at most refusedDrainBytes of its
+// request body are read, to be discarded.
 // Plain-HTTP requests pass, as with PuppetDB (its allowlist applies to the
 // SSL port).
 func (a *Auth) Middleware(next http.Handler, refuse func(http.ResponseWriter, *http.Request, error)) http.Handler {
@@ -141,7 +147,11 @@ func (a *Auth) Middleware(next http.Handler, refuse func(http.ResponseWriter, *h
 			if cn := ClientCN(r); !a.Allowed(cn) {
 				a.opts.Log.Warn("client certificate not in the certificate allowlist", "cn", cn,
 					"allowlist", a.opts.AllowlistFile, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
-				// do not keep reading a body we refuse
+				// do not keep reading a body we refuse, but read what a
+				// report usually is first: closing with unread data in the
+				// socket resets the connection, and the client, still
+				// sending, would see the reset instead of this answer
+				io.Copy(io.Discard, io.LimitReader(r.Body, refusedDrainBytes))
 				w.Header().Set("Connection", "close")
 				refuse(w, r, reportdb.Errorf(reportdb.EFORBIDDEN, "The client certificate name %s doesn't appear in the certificate allowlist. "+
 					"Is your Puppet server's (or other PuppetDB client's) certname listed in reportdb's cert-allowlist file?", cn))
