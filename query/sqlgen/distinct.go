@@ -119,6 +119,12 @@ func latestAsStatuses(froms []string, signs []int) string {
 type distinctPlan struct {
 	start, end int64 // the distinct window, inclusive
 	lo, hi     int64 // the events counted: [lo, hi), within the window
+	// segs are the parts of [lo, hi): whole buckets, and edges finer than
+	// a bucket (complemented when they cover more than half of one);
+	// readsFrom is the lowest instant they read: the window's start, or
+	// the start of a bucket read whole for its first edge
+	segs      []rollupSegment
+	readsFrom int64
 }
 
 // coveredDistinct reports whether the distinct tables can answer p: the
@@ -148,15 +154,15 @@ func coveredDistinct(d Dialect, p *query.CountsPlan) (*distinctPlan, bool) {
 			return nil, false
 		}
 	}
-	return &distinctPlan{start: w.Start, end: w.End, lo: rp.lo, hi: rp.hi}, true
+	segs, lowest := complementEdges(rollupSegments(rp.lo, rp.hi, DistinctWidths), DistinctWidths[len(DistinctWidths)-1])
+	return &distinctPlan{start: w.Start, end: w.End, lo: rp.lo, hi: rp.hi, segs: segs, readsFrom: min(lowest, w.Start)}, true
 }
 
 // distinctCountsSQL renders the counts of a covered plan: the subject and
 // count columns of eventCounts, one row per resource with any count.
 func (b *builder) distinctCountsSQL(dp *distinctPlan) string {
 	var parts []string
-	segs, _ := dp.segments()
-	for _, s := range segs {
+	for _, s := range dp.segs {
 		var sel []string
 		if s.width != 0 {
 			for _, c := range distinctCounts {
@@ -204,7 +210,7 @@ func (b *builder) distinctCountsSQL(dp *distinctPlan) string {
 func latestSumSQL(prefix string, sign int64, from, cond string) string {
 	var sel []string
 	for _, c := range distinctCounts {
-		sel = append(sel, rollupSegment{sign: sign}.sum("SUM(l."+prefix+c.column+")")+" AS "+c.count)
+		sel = append(sel, signed(sign, "SUM(l."+prefix+c.column+")")+" AS "+c.count)
 	}
 	return "SELECT l.resource_type AS resource_type, l.resource_title AS resource_title, " +
 		strings.Join(sel, ", ") + " FROM " + from + " WHERE " + cond + " GROUP BY l.resource_type, l.resource_title"
@@ -231,25 +237,15 @@ func latestOfEventKeys(distinct bool, cond string) string {
 		" AND l.property_key = k.property_key AND l.name_key = k.name_key"
 }
 
-// segments are the parts of the window's counted range: whole buckets,
-// and edges finer than a bucket (complemented when they cover more than
-// half of one). The lowest instant they read is also returned: the
-// window's start, or the start of a bucket read whole for its first edge.
-func (dp *distinctPlan) segments() ([]rollupSegment, int64) {
-	segs, lowest := complementEdges(rollupSegments(dp.lo, dp.hi, DistinctWidths), DistinctWidths[len(DistinctWidths)-1])
-	return segs, min(lowest, dp.start)
-}
-
 // distinctGuard renders the condition under which the distinct tables
 // answer the window: no key has two timestamps newer than its end, and
 // nothing it reads starts before what retention left exact (a bucket
 // straddling valid_from still counts keys retention removed from
 // resource_latest).
 func (b *builder) distinctGuard(dp *distinctPlan) string {
-	_, lowest := dp.segments()
 	return "NOT EXISTS (SELECT 1 FROM " + latestOfEventKeys(false, "e.timestamp > "+b.rangeArg(dp.end)) +
 		" WHERE l.prev_ts > " + b.rangeArg(dp.end) + ")" +
-		" AND NOT EXISTS (SELECT 1 FROM distinct_state WHERE valid_from > " + b.rangeArg(lowest) + ")"
+		" AND NOT EXISTS (SELECT 1 FROM distinct_state WHERE valid_from > " + b.rangeArg(dp.readsFrom) + ")"
 }
 
 // distinctScanGate is the condition under which the scan branch of a

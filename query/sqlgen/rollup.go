@@ -298,8 +298,11 @@ type rollupSegment struct {
 
 // sum renders an aggregate of a segment's count, negated when it is
 // subtracted.
-func (s rollupSegment) sum(agg string) string {
-	if s.sign < 0 {
+func (s rollupSegment) sum(agg string) string { return signed(s.sign, agg) }
+
+// signed renders agg negated when sign is negative.
+func signed(sign int64, agg string) string {
+	if sign < 0 {
 		return "-" + agg
 	}
 	return agg
