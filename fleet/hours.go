@@ -70,16 +70,22 @@ func (t *Tracker) observeHoursLocked(r *reportdb.Report) {
 			rc.fails = append(rc.fails, failKey{hourOf(e.Timestamp), e.ResourceType, e.ResourceTitle})
 		}
 	}
-	t.applyLocked(t.hours, rc)
+	t.applyLocked(t.hours, rc, true, true)
 	if t.loading {
 		t.recent = append(t.recent, rc)
 	}
 }
 
-func (t *Tracker) applyLocked(m map[int64]*bucket, rc recent) {
-	t.bucketLocked(m, rc.report).status[rc.status]++
-	for _, f := range rc.fails {
-		t.bucketLocked(m, f.hour).failing[[2]string{f.typ, f.title}]++
+// applyLocked adds rc to m: its report to the hourly statuses and its
+// failure events to the failing resources, each when asked.
+func (t *Tracker) applyLocked(m map[int64]*bucket, rc recent, status, fails bool) {
+	if status {
+		t.bucketLocked(m, rc.report).status[rc.status]++
+	}
+	if fails {
+		for _, f := range rc.fails {
+			t.bucketLocked(m, f.hour).failing[[2]string{f.typ, f.title}]++
+		}
 	}
 }
 
@@ -94,14 +100,7 @@ type hoursLoad struct {
 // query began (t.mu held).
 func (t *Tracker) applyRecentLocked(l *hoursLoad) {
 	for _, rc := range t.recent {
-		if rc.observed >= l.reportsBegan {
-			t.bucketLocked(l.hours, rc.report).status[rc.status]++
-		}
-		if rc.observed >= l.failuresBegan {
-			for _, f := range rc.fails {
-				t.bucketLocked(l.hours, f.hour).failing[[2]string{f.typ, f.title}]++
-			}
-		}
+		t.applyLocked(l.hours, rc, rc.observed >= l.reportsBegan, rc.observed >= l.failuresBegan)
 	}
 }
 
