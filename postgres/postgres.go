@@ -34,6 +34,7 @@ const (
 	lockMigrate    int64 = 0x726462_01
 	lockPartitions int64 = 0x726462_02
 	lockRetention  int64 = 0x726462_03
+	lockCompact    int64 = 0x726462_04
 )
 
 // DB is the PostgreSQL backend.

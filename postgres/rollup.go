@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -10,15 +11,31 @@ import (
 )
 
 // CompactRollups merges the delta rows of every bucket that has unmerged
-// ones into one row per dimension combination (dropping combinations that
-// sum to zero), so that reads sum few rows. Each bucket is merged in one
-// statement: the rows it deletes are exactly the rows it sums, so a delta
-// committed meanwhile is left for the next run, never lost. It returns the
-// number of buckets merged.
+// ones into the bucket's merged rows, one per dimension combination, so
+// that reads sum few rows. Each bucket is merged in one statement, in
+// place: it deletes the bucket's deltas, adds their sums to the merged rows
+// of their combinations (inserting those not there yet), and so writes
+// only the deltas and the merged rows they change; the rows it deletes are
+// exactly the rows it sums, so a delta committed meanwhile is left for the
+// next run, never lost. Merged rows that come to sum to zero are deleted.
+// One instance compacts at a time (an advisory lock; the others return 0):
+// the in-place merge relies on at most one merged row per combination and
+// bucket, which two merges of the same bucket at once could break. It
+// returns the number of buckets merged.
+//
+// It used to delete every row of the bucket and insert the sums, so a
+// merge of a few new deltas rewrote the whole bucket: a 14-day import of
+// 10,000 nodes, where old buckets keep receiving deltas, left
+// distinct_rollup with 61.6M dead rows beside 1.9M live ones.
 func (db *DB) CompactRollups(ctx context.Context) (int, error) {
+	conn, release, got, err := db.lockedConn(ctx, lockCompact, false)
+	if err != nil || !got {
+		return 0, err
+	}
+	defer release()
 	total := 0
 	for _, t := range sqlgen.RollupTables {
-		rows, err := db.pool.Query(ctx, "SELECT DISTINCT width, bucket FROM "+t.Table+" WHERE NOT merged")
+		rows, err := conn.Query(ctx, "SELECT DISTINCT width, bucket FROM "+t.Table+" WHERE NOT merged")
 		if err != nil {
 			return total, err
 		}
@@ -37,13 +54,30 @@ func (db *DB) CompactRollups(ctx context.Context) (int, error) {
 			return total, err
 		}
 		tab := pgx.Identifier{t.Table}.Sanitize()
-		stmt := `WITH d AS (DELETE FROM ` + tab + ` WHERE width = $1 AND bucket = $2 RETURNING *)
-			INSERT INTO ` + tab + ` (width, bucket, ` + t.Dims + `, n, merged)
-			SELECT width, bucket, ` + t.Dims + `, sum(n), true FROM d
-			GROUP BY width, bucket, ` + t.Dims + ` HAVING sum(n) <> 0`
+		dims := strings.Join(t.Cols, ", ")
+		sDims := "s." + strings.Join(t.Cols, ", s.")
+		// d: the deltas, s: their sums per combination, u: the merged rows
+		// the sums are added to; the sums of combinations without one are
+		// inserted; the statement returns how many merged rows came to zero
+		merge := `WITH d AS (DELETE FROM ` + tab + ` WHERE width = $1 AND bucket = $2 AND NOT merged RETURNING *),
+			s AS (SELECT ` + dims + `, sum(n) AS n FROM d GROUP BY ` + dims + `),
+			u AS (UPDATE ` + tab + ` m SET n = m.n + s.n FROM s
+				WHERE m.width = $1 AND m.bucket = $2 AND m.merged AND ` + t.SameDims("m", "s") + `
+				RETURNING m.*),
+			i AS (INSERT INTO ` + tab + ` (width, bucket, ` + dims + `, n, merged)
+				SELECT $1, $2, ` + sDims + `, s.n, true FROM s
+				WHERE s.n <> 0 AND NOT EXISTS (SELECT 1 FROM u WHERE ` + t.SameDims("u", "s") + `))
+			SELECT count(*) FROM u WHERE n = 0`
+		zero := `DELETE FROM ` + tab + ` WHERE width = $1 AND bucket = $2 AND merged AND n = 0`
 		for _, b := range bs {
-			if _, err := db.pool.Exec(ctx, stmt, b.width, b.bucket); err != nil {
+			var zeros int64
+			if err := conn.QueryRow(ctx, merge, b.width, b.bucket).Scan(&zeros); err != nil {
 				return total, err
+			}
+			if zeros > 0 {
+				if _, err := conn.Exec(ctx, zero, b.width, b.bucket); err != nil {
+					return total, err
+				}
 			}
 			total++
 		}

@@ -613,12 +613,37 @@ func FailureRollupDelta(from string, sign int) string { return failureRollup.del
 
 // RollupTable is a rollup table and its dimension columns (for
 // compaction).
-type RollupTable struct{ Table, Dims string }
+type RollupTable struct {
+	Table string
+	Dims  string   // the dimension columns, comma-separated
+	Cols  []string // the dimension columns
+	// Nullable are the dimension columns that may hold NULL (matched with
+	// IS NOT DISTINCT FROM, the others with =, which a hash join can use)
+	Nullable []string
+}
+
+// SameDims renders the condition that rows a and b (aliases) have the same
+// dimension values, NULLs equal.
+func (t RollupTable) SameDims(a, b string) string {
+	conds := make([]string, len(t.Cols))
+	for i, c := range t.Cols {
+		op := " = "
+		if slices.Contains(t.Nullable, c) {
+			op = " IS NOT DISTINCT FROM "
+		}
+		conds[i] = a + "." + c + op + b + "." + c
+	}
+	return strings.Join(conds, " AND ")
+}
+
+func rollupTable(table string, cols []string, nullable ...string) RollupTable {
+	return RollupTable{Table: table, Dims: strings.Join(cols, ", "), Cols: cols, Nullable: nullable}
+}
 
 // RollupTables are the rollup tables.
 var RollupTables = []RollupTable{
-	{reportRollup.table, strings.Join(reportRollup.dims, ", ")},
-	{eventRollup.table, strings.Join(eventRollup.dims, ", ")},
-	{failureRollup.table, strings.Join(failureRollup.dims, ", ")},
-	{"distinct_rollup", "status, resource_type, resource_title"},
+	rollupTable(reportRollup.table, reportRollup.dims, "status", "noop", "noop_pending", "cached_catalog_status"),
+	rollupTable(eventRollup.table, eventRollup.dims),
+	rollupTable(failureRollup.table, failureRollup.dims),
+	rollupTable("distinct_rollup", []string{"status", "resource_type", "resource_title"}),
 }
