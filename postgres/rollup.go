@@ -18,17 +18,19 @@ import (
 // only the deltas and the merged rows they change; the rows it deletes are
 // exactly the rows it sums, so a delta committed meanwhile is left for the
 // next run, never lost. Merged rows that come to sum to zero are deleted.
-// One instance compacts at a time (an advisory lock; the others return 0):
-// the in-place merge relies on at most one merged row per combination and
-// bucket, which two merges of the same bucket at once could break. It
-// returns the number of buckets merged.
+// One instance compacts at a time (an advisory lock, waited for: a run
+// that starts while another is merging then merges what that one left, so
+// that a final compaction, such as an import's, never returns with deltas
+// unmerged): the in-place merge relies on at most one merged row per
+// combination and bucket, which two merges of the same bucket at once could
+// break. It returns the number of buckets merged.
 //
 // It used to delete every row of the bucket and insert the sums, so a
 // merge of a few new deltas rewrote the whole bucket: a 14-day import of
 // 10,000 nodes, where old buckets keep receiving deltas, left
 // distinct_rollup with 61.6M dead rows beside 1.9M live ones.
 func (db *DB) CompactRollups(ctx context.Context) (int, error) {
-	conn, release, got, err := db.lockedConn(ctx, lockCompact, false)
+	conn, release, got, err := db.lockedConn(ctx, lockCompact, true)
 	if err != nil || !got {
 		return 0, err
 	}

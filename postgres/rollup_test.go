@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"reportdb/internal/pgtest"
 )
@@ -185,5 +186,49 @@ func TestConcurrentCompaction(t *testing.T) {
 	}
 	if got != len(want) {
 		t.Fatalf("%d combinations, want %d", got, len(want))
+	}
+}
+
+// TestCompactionWaitsForOther: a compaction that starts while another
+// instance holds the compaction lock waits for it, then merges what is
+// left, so that a final compaction (an import's) never returns with deltas
+// unmerged.
+func TestCompactionWaitsForOther(t *testing.T) {
+	ctx := context.Background()
+	u := pgtest.NewDatabase(t)
+	db := openURL(t, u)
+	conn := getConn(t, u)
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO distinct_rollup (width, bucket, status, resource_type, resource_title, n)
+		VALUES (300000, 0, 'success', 'File', '/a', 1), (300000, 0, 'success', 'File', '/a', 2)`); err != nil {
+		t.Fatal(err)
+	}
+	other := getConn(t, u)
+	defer other.Close(ctx)
+	if _, err := other.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(0x726462_04)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.CompactRollups(ctx)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("compaction returned (err %v) while another held the lock", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := other.Exec(ctx, "SELECT pg_advisory_unlock($1)", int64(0x726462_04)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var unmerged, sum int64
+	if err := conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE NOT merged), sum(n) FROM distinct_rollup`).Scan(&unmerged, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if unmerged != 0 || sum != 3 {
+		t.Fatalf("after the wait: %d unmerged rows, sum %d", unmerged, sum)
 	}
 }
