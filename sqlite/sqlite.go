@@ -275,11 +275,11 @@ func (db *DB) CompactRollups(ctx context.Context) (total int, err error) {
 			}
 			dirty := "(width, bucket) IN (SELECT DISTINCT width, bucket FROM " + t.Table + " WHERE merged = 0)"
 			for _, q := range []string{
-				"CREATE TEMP TABLE rollup_merge AS SELECT width, bucket, " + t.Dims + ", SUM(n) AS n FROM " + t.Table +
-					" WHERE " + dirty + " GROUP BY width, bucket, " + t.Dims,
+				"CREATE TEMP TABLE rollup_merge AS SELECT width, bucket, " + t.Dims() + ", SUM(n) AS n FROM " + t.Table +
+					" WHERE " + dirty + " GROUP BY width, bucket, " + t.Dims(),
 				"DELETE FROM " + t.Table + " WHERE " + dirty,
-				"INSERT INTO " + t.Table + " (width, bucket, " + t.Dims + ", n, merged) SELECT width, bucket, " +
-					t.Dims + ", n, 1 FROM rollup_merge WHERE n <> 0",
+				"INSERT INTO " + t.Table + " (width, bucket, " + t.Dims() + ", n, merged) SELECT width, bucket, " +
+					t.Dims() + ", n, 1 FROM rollup_merge WHERE n <> 0",
 				"DROP TABLE rollup_merge",
 			} {
 				if _, err := tx.ExecContext(ctx, q); err != nil {

@@ -615,7 +615,6 @@ func FailureRollupDelta(from string, sign int) string { return failureRollup.del
 // compaction).
 type RollupTable struct {
 	Table string
-	Dims  string   // the dimension columns, comma-separated
 	Cols  []string // the dimension columns
 	// Nullable are the dimension columns that may hold NULL (matched with
 	// IS NOT DISTINCT FROM, the others with =, which a hash join can use)
@@ -636,8 +635,11 @@ func (t RollupTable) SameDims(a, b string) string {
 	return strings.Join(conds, " AND ")
 }
 
+// Dims renders the dimension columns as a list.
+func (t RollupTable) Dims() string { return strings.Join(t.Cols, ", ") }
+
 func rollupTable(table string, cols []string, nullable ...string) RollupTable {
-	return RollupTable{Table: table, Dims: strings.Join(cols, ", "), Cols: cols, Nullable: nullable}
+	return RollupTable{Table: table, Cols: cols, Nullable: nullable}
 }
 
 // RollupTables are the rollup tables.
