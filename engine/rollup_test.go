@@ -101,7 +101,9 @@ func randomReport(r *rand.Rand, i int) *reportdb.Report {
 			et = randomTime(r)
 		}
 		rep.Events = append(rep.Events, reportdb.Event{
-			Status:        pick(r, "success", "failure", "noop", "skipped"),
+			// mostly the four statuses reports store counts of; now and
+			// then one they do not (Puppet's audit, any a wire report names)
+			Status:        pick(r, "success", "failure", "noop", "skipped", "success", "failure", "noop", "skipped", "audit", "weird"),
 			Timestamp:     et,
 			ResourceType:  pick(r, "File", "Service", "Package"),
 			ResourceTitle: fmt.Sprintf("/etc/f%d", r.Intn(5)),
@@ -210,6 +212,26 @@ func rollupQueries(r *rand.Rand) []struct {
 	add(query.Events, []any{"extract", []any{count, "resource_title", hour},
 		and(title, bounds(query.Events), failure), []any{"group_by", "resource_title", hour}}, false)
 	add(query.Events, and(failure, title, bounds(query.Events)), true)
+	// events by status with a filter on the events' reports only: from the
+	// counts stored with each report (statusCountsFromReports)
+	latest := []any{"=", "latest_report?", pick(r, true, true, false)}
+	onReport := pick[any](r, latest, []any{"and", latest, []any{"=", "certname", fmt.Sprintf("node%d.example.com", r.Intn(12))}},
+		[]any{"and", latest, []any{"=", "environment", "qa"}}, []any{"=", "certname", fmt.Sprintf("node%d.example.com", r.Intn(12))},
+		[]any{"or", []any{"=", "report", fmt.Sprintf("%040x", r.Intn(400))}, []any{"=", "report", fmt.Sprintf("%040x", r.Intn(400))}},
+		[]any{"not", latest}, nil)
+	byStatus := func(cols []any, group ...any) any {
+		q := []any{"extract", cols}
+		if onReport != nil {
+			q = append(q, onReport)
+		}
+		if len(group) > 0 {
+			q = append(q, append([]any{"group_by"}, group...))
+		}
+		return q
+	}
+	add(query.Events, byStatus([]any{count, "status"}, "status"), false)
+	add(query.Events, byStatus([]any{"status", count}, "status"), false)
+	add(query.Events, byStatus([]any{count}), false)
 	return qs
 }
 
@@ -326,5 +348,12 @@ func testRollups(t *testing.T, db rollupBackend) {
 	withRollup, _ = sqlgen.Select(db.Dialect(), p)
 	if !strings.Contains(withRollup.SQL, "failure_rollup") {
 		t.Fatalf("failures by title did not read failure_rollup: %q", withRollup.SQL)
+	}
+	p, _ = query.Compile(query.Events, []any{"extract", []any{[]any{"function", "count"}, "status"},
+		[]any{"=", "latest_report?", true}, []any{"group_by", "status"}}, &query.Options{})
+	withRollup, _ = sqlgen.Select(db.Dialect(), p)
+	without, _ = sqlgen.Select(scanning{db}.Dialect(), p)
+	if !strings.Contains(withRollup.SQL, "ev_failure") || strings.Contains(without.SQL, "ev_failure") {
+		t.Fatalf("latest events by status: stored counts %q / scan %q", withRollup.SQL, without.SQL)
 	}
 }

@@ -102,3 +102,6 @@ func (Dialect) LatestReports() string { return "latest_reports" }
 
 // Rollups implements sqlgen.RollupDialect: migration 0002 keeps them.
 func (Dialect) Rollups() bool { return true }
+
+// Lateral: PostgreSQL joins LATERAL (see sqlgen's stored status counts).
+func (Dialect) Lateral() bool { return true }

@@ -98,17 +98,17 @@ func CompileEventCounts(o *Options, corrective bool) (*CountsPlan, error) {
 		return nil, err
 	}
 	if p.SummarizeBy == "certname" && !corrective && p.Events.Distinct == nil {
-		if f, ok := reportLevel(p.Events.Filter); ok {
+		if f, ok := ReportLevel(p.Events.Filter); ok {
 			p.FromReports, p.ReportFilter = true, f
 		}
 	}
 	return p, nil
 }
 
-// reportLevel rewrites an events filter that only tests fields of the
+// ReportLevel rewrites an events filter that only tests fields of the
 // event's report (certname, environment, report, run times,
 // latest_report?...) into the same filter on the reports table.
-func reportLevel(x Expr) (Expr, bool) {
+func ReportLevel(x Expr) (Expr, bool) {
 	onReport := func(f *Field) bool { return f.Table == ReportsTable }
 	switch x := x.(type) {
 	case nil:
@@ -124,7 +124,7 @@ func reportLevel(x Expr) (Expr, bool) {
 		}
 		out := make([]Expr, len(args))
 		for i, a := range args {
-			y, ok := reportLevel(a)
+			y, ok := ReportLevel(a)
 			if !ok {
 				return nil, false
 			}
@@ -135,7 +135,7 @@ func reportLevel(x Expr) (Expr, bool) {
 		}
 		return Or{Args: out}, true
 	case Not:
-		y, ok := reportLevel(x.X)
+		y, ok := ReportLevel(x.X)
 		return Not{X: y}, ok
 	case Cmp:
 		return x, onReport(x.Field)

@@ -71,7 +71,9 @@ func TestLatestReportsCopy(t *testing.T) {
 		{query.Reports, `["or",["=","latest_report?",true],["=","status","failed"]]`, "", ""},
 		{query.Reports, `["not",["=","latest_report?",true]]`, "", ""},
 		{query.Reports, `["=","status","failed"]`, "", ""},
-		{query.Events, `["extract",[["function","count"],"status"],["=","latest_report?",true],["group_by","status"]]`, lateral, ""},
+		// counted by status from the counts stored with the copies (statuscounts.go)
+		{query.Events, `["extract",[["function","count"],"status"],["=","latest_report?",true],["group_by","status"]]`, reads + ")", ""},
+		{query.Events, `["extract",[["function","count"],"resource_type"],["=","latest_report?",true],["group_by","resource_type"]]`, lateral, ""},
 		{query.Events, `["and",["=","latest_report?",true],["=","certname","a"]]`, lateral, ""},
 		{query.Events, `["and",["=","latest_report?",true],["=","status","failure"]]`, lateral, ""},
 		{query.Events, `["=","latest_report?",false]`, "", ""},

@@ -1,0 +1,138 @@
+package sqlgen
+
+import (
+	"strings"
+
+	"reportdb/query"
+)
+
+// Events counted by status from the counts stored with each report
+// (reports.ev_success, ev_failure, ev_noop, ev_skipped and ev_total, kept
+// at write time): dashboards ask
+//
+//	["extract", [["function","count"], "status"], ["=","latest_report?",true], ["group_by","status"]]
+//
+// and a scan of the events reads every event of every node's latest report
+// (10,000 index probes at 10,000 nodes, 52-75 ms), where the stored counts
+// are one narrow row per report. The four statuses Puppet reports are
+// columns; any other status (audit, or whatever a wire report names) is
+// the part of ev_total they leave, counted from the events of the few
+// reports that have one, so the answer is exact for every status.
+
+// lateralDialect is implemented by dialects with LATERAL joins, which
+// keep the probe of each report's events a nested loop whatever the
+// planner estimates.
+type lateralDialect interface {
+	Lateral() bool
+}
+
+// storedStatuses are the statuses with a column of their own, in the
+// order the rows are produced.
+var storedStatuses = []struct{ status, column string }{
+	{"success", "ev_success"}, {"failure", "ev_failure"}, {"noop", "ev_noop"}, {"skipped", "ev_skipped"},
+}
+
+// statusCountsFromReports renders an events aggregate of count() (and
+// status, grouped by status) whose filter tests only fields of the
+// event's report, from the counts stored with the reports. ok is false
+// when the plan has another shape.
+func (b *builder) statusCountsFromReports(p *query.Plan) (string, []OutCol, bool, error) {
+	if rd, ok := b.d.(RollupDialect); !ok || !rd.Rollups() {
+		return "", nil, false, nil
+	}
+	if p.Entity != query.Events || p.Distinct != nil || len(p.OrderBy) > 0 || p.Limit > 0 || p.Offset > 0 ||
+		len(p.Columns) == 0 {
+		return "", nil, false, nil
+	}
+	isStatus := func(f *query.Field) bool {
+		return f != nil && f.Name == "status" && f.Table == query.EventsTable && f.Column == "status"
+	}
+	grouped := false
+	switch len(p.GroupBy) {
+	case 0:
+	case 1:
+		if g := p.GroupBy[0]; g.Func != "" || !isStatus(g.Field) {
+			return "", nil, false, nil
+		}
+		grouped = true
+	default:
+		return "", nil, false, nil
+	}
+	counts := 0
+	for _, c := range p.Columns {
+		switch {
+		case c.Func == "count" && c.Field == nil:
+			counts++
+		case c.Func == "" && grouped && isStatus(c.Field):
+		default:
+			return "", nil, false, nil
+		}
+	}
+	if counts == 0 {
+		return "", nil, false, nil
+	}
+	filter, ok := query.ReportLevel(p.Filter)
+	if !ok {
+		return "", nil, false, nil
+	}
+	from := schema[query.ReportsTable].from
+	if rest, copies, ok := b.latestReportsFilter(filter, query.ReportsTable, "id"); ok {
+		filter, from = rest, copies // the nodes' latest reports: their copies
+	}
+	where := ""
+	if filter != nil {
+		w, err := b.expr(filter)
+		if err != nil {
+			return "", nil, false, err
+		}
+		where = " WHERE " + w
+	}
+	cols := make([]OutCol, len(p.Columns))
+	for i, c := range p.Columns {
+		if c.Func == "count" {
+			cols[i] = OutCol{Name: c.Name, Type: query.Number, Func: "count", Width: 1}
+		} else {
+			cols[i] = OutCol{Name: c.Name, Type: query.String, Width: 1}
+		}
+	}
+	project := func(count, status string) string {
+		parts := make([]string, len(p.Columns))
+		for i, c := range p.Columns {
+			if c.Func == "count" {
+				parts[i] = count
+			} else {
+				parts[i] = status
+			}
+		}
+		return strings.Join(parts, ", ")
+	}
+	if !grouped {
+		return "SELECT " + project("CAST(COALESCE(SUM(r.ev_total), 0) AS BIGINT)", "") + " FROM " + from + where,
+			cols, true, nil
+	}
+	// the four stored statuses: one pass over the reports
+	var sums, rows, known []string
+	for _, s := range storedStatuses {
+		sums = append(sums, "SUM(r."+s.column+") AS "+s.column)
+		rows = append(rows, "SELECT '"+s.status+"' AS status, t."+s.column+" AS n FROM t")
+		known = append(known, "'"+s.status+"'")
+	}
+	// the rest: events of the reports whose total the four do not make up
+	rest := "r.ev_total > r.ev_success + r.ev_failure + r.ev_noop + r.ev_skipped"
+	if where == "" {
+		rest = " WHERE " + rest
+	} else {
+		rest = where + " AND " + rest
+	}
+	others := "(SELECT r.id FROM " + from + rest + ") o"
+	if ld, ok := b.d.(lateralDialect); ok && ld.Lateral() {
+		others += " CROSS JOIN LATERAL (SELECT e.status FROM resource_events e WHERE e.report_id = o.id OFFSET 0) e"
+	} else {
+		others += " JOIN resource_events e ON e.report_id = o.id"
+	}
+	sql := "WITH t AS (SELECT " + strings.Join(sums, ", ") + " FROM " + from + where + ") " +
+		"SELECT " + project("CAST(x.n AS BIGINT)", "x.status") + " FROM (" + strings.Join(rows, " UNION ALL ") +
+		" UNION ALL SELECT e.status AS status, COUNT(*) AS n FROM " + others +
+		" WHERE e.status NOT IN (" + strings.Join(known, ", ") + ") GROUP BY e.status) x WHERE x.n > 0"
+	return sql, cols, true, nil
+}
