@@ -482,3 +482,6 @@ func isNoPartition(err error) bool { return sqlState(err) == "23514" }
 
 // isUndefinedTable reports a table that does not exist (any more).
 func isUndefinedTable(err error) bool { return sqlState(err) == "42P01" }
+
+// isLockTimeout: lock_timeout expired (55P03 lock_not_available).
+func isLockTimeout(err error) bool { return sqlState(err) == "55P03" }

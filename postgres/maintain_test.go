@@ -102,3 +102,79 @@ func TestMaintainVacuumsClosedDays(t *testing.T) {
 		t.Errorf("%s vacuumed again without changes: %v", pastEvents, did)
 	}
 }
+
+// TestMaintainShrinksLatestReports: when latest_reports has grown to
+// several times what its rows take (updates that could not be pruned in
+// place while an old snapshot was open), maintenance rewrites it to its
+// compact size, and not again while it stays compact; it does not wait
+// for the table's lock behind a reader.
+func TestMaintainShrinksLatestReports(t *testing.T) {
+	ctx := context.Background()
+	u := pgtest.NewDatabase(t)
+	db := openURL(t, u)
+	h := storetest.NewServer(t, db)
+	now := time.Now().UTC().Add(-time.Hour)
+	for i := 0; i < 40; i++ {
+		cn := fmt.Sprintf("n%02d", i)
+		submit(t, h, cn, reportBody(cn, now.UnixMilli()+int64(i)))
+	}
+	conn := getConn(t, u)
+	defer conn.Close(ctx)
+	size := func() int64 {
+		t.Helper()
+		var n int64
+		if err := conn.QueryRow(ctx, "SELECT pg_relation_size('latest_reports')").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if did, err := db.Maintain(ctx); err != nil || slices.Contains(did, "latest_reports (rewritten)") {
+		t.Fatalf("compact table rewritten: %v %v", did, err)
+	}
+	compact := size()
+
+	// an open snapshot keeps every old version: the updates leave their pages
+	old := getConn(t, u)
+	defer old.Close(ctx)
+	if _, err := old.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(ctx, "SELECT count(*) FROM certnames"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 30; i++ {
+		if _, err := conn.Exec(ctx, "UPDATE latest_reports SET ev_total = ev_total"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bloated := size()
+	if bloated < 4*compact {
+		t.Fatalf("latest_reports did not grow: %d -> %d bytes", compact, bloated)
+	}
+	// the snapshot also holds a lock on the table now: no rewrite, no error
+	if _, err := old.Exec(ctx, "SELECT count(*) FROM latest_reports"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if did, err := db.Maintain(ctx); err != nil || slices.Contains(did, "latest_reports (rewritten)") {
+		t.Fatalf("rewritten under a reader's lock: %v %v", did, err)
+	}
+	t.Logf("gave up on the lock after %s", time.Since(start).Round(time.Millisecond))
+	if _, err := old.Exec(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	did, err := db.Maintain(ctx)
+	if err != nil || !slices.Contains(did, "latest_reports (rewritten)") {
+		t.Fatalf("bloated latest_reports (%d bytes, %d compact) not rewritten: %v %v", bloated, compact, did, err)
+	}
+	if got := size(); got > 2*compact {
+		t.Fatalf("after the rewrite: %d bytes (compact %d, bloated %d)", got, compact, bloated)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM latest_reports").Scan(&n); err != nil || n != 40 {
+		t.Fatalf("rows after the rewrite: %d %v", n, err)
+	}
+	if did, err := db.Maintain(ctx); err != nil || slices.Contains(did, "latest_reports (rewritten)") {
+		t.Fatalf("rewritten twice: %v %v", did, err)
+	}
+}

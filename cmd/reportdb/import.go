@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -309,7 +310,7 @@ type changedAnalyzer interface {
 // that the first counts read one row per bucket and dimensions, and runs
 // VACUUM (ANALYZE) on what the import changed, so that the first queries
 // after a bulk load are planned on statistics that know the new rows and
-// index-only scans work.
+// index-only scans work, then the backend's maintenance.
 func afterImport(backend store.Backend, committer *ingest.Committer, stderr io.Writer) {
 	committer.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -330,6 +331,17 @@ func afterImport(backend store.Backend, committer *ingest.Committer, stderr io.W
 			fmt.Fprintf(stderr, "reportdb import: VACUUM (ANALYZE) after the import failed: %v\n", err)
 		} else if len(tables) > 0 {
 			fmt.Fprintf(stderr, "vacuumed and analyzed %d tables in %s\n", len(tables), time.Since(start).Round(time.Millisecond))
+		}
+	}
+	if m, ok := backend.(store.Maintainer); ok {
+		// the server's housekeeping, now rather than in an hour (it
+		// rewrites the latest reports' table if the load bloated it)
+		start := time.Now()
+		did, err := m.Maintain(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "reportdb import: maintenance after the import failed: %v\n", err)
+		} else if len(did) > 0 {
+			fmt.Fprintf(stderr, "maintenance: %s in %s\n", strings.Join(did, ", "), time.Since(start).Round(time.Millisecond))
 		}
 	}
 }
