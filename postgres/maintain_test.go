@@ -155,6 +155,11 @@ func TestMaintainShrinksLatestReports(t *testing.T) {
 	if _, err := old.Exec(ctx, "SELECT count(*) FROM latest_reports"); err != nil {
 		t.Fatal(err)
 	}
+	// the statistics the estimate of its compact size reads (maintenance
+	// keeps them; here they must not wait for the asynchronous counters)
+	if _, err := conn.Exec(ctx, "ANALYZE latest_reports"); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	if did, err := db.Maintain(ctx); err != nil || slices.Contains(did, "latest_reports (rewritten)") {
 		t.Fatalf("rewritten under a reader's lock: %v %v", did, err)
@@ -176,5 +181,77 @@ func TestMaintainShrinksLatestReports(t *testing.T) {
 	}
 	if did, err := db.Maintain(ctx); err != nil || slices.Contains(did, "latest_reports (rewritten)") {
 		t.Fatalf("rewritten twice: %v %v", did, err)
+	}
+}
+
+// TestShrinkAfterLoad: after a bulk load, the rollup tables that deltas
+// bloated (rows deleted by compaction, their space freed but kept) are
+// rewritten to their compact size with their rows intact; compact tables
+// are left alone.
+func TestShrinkAfterLoad(t *testing.T) {
+	ctx := context.Background()
+	u := pgtest.NewDatabase(t)
+	db := openURL(t, u)
+	h := storetest.NewServer(t, db)
+	conn := getConn(t, u)
+	defer conn.Close(ctx)
+	// deltas that compaction will merge away (200,000 rows of one bucket
+	// summing to zero), in the table's first pages, then the reports'
+	if _, err := conn.Exec(ctx, `INSERT INTO event_rollup (width, bucket, status, resource_type, environment, n)
+		SELECT 300000, 0, 'success', 'File', 'e' || (g / 2), CASE WHEN g % 2 = 0 THEN 1 ELSE -1 END
+		FROM generate_series(0, 199999) g`); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Add(-time.Hour)
+	for i := 0; i < 20; i++ {
+		cn := fmt.Sprintf("n%02d", i)
+		submit(t, h, cn, reportBody(cn, now.UnixMilli()+int64(i)))
+	}
+	sum := func() (n int64) {
+		t.Helper()
+		if err := conn.QueryRow(ctx, "SELECT coalesce(sum(n), 0) FROM event_rollup").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	size := func(table string) (n int64) {
+		t.Helper()
+		if err := conn.QueryRow(ctx, "SELECT pg_relation_size($1::regclass)", table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	want := sum()
+	if want == 0 {
+		t.Fatal("no events counted")
+	}
+	if _, err := db.CompactRollups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CompactRollups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "VACUUM (ANALYZE) event_rollup, report_rollup, latest_reports"); err != nil {
+		t.Fatal(err)
+	}
+	bloated, reports := size("event_rollup"), size("report_rollup")
+	did, err := db.ShrinkAfterLoad(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(did, "event_rollup") || slices.Contains(did, "report_rollup") {
+		t.Fatalf("rewritten: %v (event_rollup %d bytes)", did, bloated)
+	}
+	if got := size("event_rollup"); got*10 > bloated {
+		t.Fatalf("event_rollup %d bytes after the rewrite, %d before", got, bloated)
+	}
+	if got := size("report_rollup"); got != reports {
+		t.Fatalf("report_rollup changed size: %d -> %d", reports, got)
+	}
+	if got := sum(); got != want {
+		t.Fatalf("events counted after the rewrite: %d, want %d", got, want)
+	}
+	if did, err := db.ShrinkAfterLoad(ctx); err != nil || len(did) != 0 {
+		t.Fatalf("rewritten again: %v %v", did, err)
 	}
 }

@@ -299,6 +299,12 @@ func importMain(ctx context.Context, cfg *importConfig, stdout, stderr io.Writer
 // the rollups (the server's interval).
 var importCompactInterval = store.DefaultCompactInterval
 
+// loadShrinker is a store that can rewrite the tables a bulk load left
+// bloated (PostgreSQL).
+type loadShrinker interface {
+	ShrinkAfterLoad(ctx context.Context) ([]string, error)
+}
+
 // changedAnalyzer is a store that can ANALYZE the tables it inserted into
 // (PostgreSQL).
 type changedAnalyzer interface {
@@ -310,7 +316,7 @@ type changedAnalyzer interface {
 // that the first counts read one row per bucket and dimensions, and runs
 // VACUUM (ANALYZE) on what the import changed, so that the first queries
 // after a bulk load are planned on statistics that know the new rows and
-// index-only scans work, then the backend's maintenance.
+// index-only scans work; then rewrites the tables it left bloated.
 func afterImport(backend store.Backend, committer *ingest.Committer, stderr io.Writer) {
 	committer.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -333,15 +339,15 @@ func afterImport(backend store.Backend, committer *ingest.Committer, stderr io.W
 			fmt.Fprintf(stderr, "vacuumed and analyzed %d tables in %s\n", len(tables), time.Since(start).Round(time.Millisecond))
 		}
 	}
-	if m, ok := backend.(store.Maintainer); ok {
-		// the server's housekeeping, now rather than in an hour (it
-		// rewrites the latest reports' table if the load bloated it)
+	if sh, ok := backend.(loadShrinker); ok {
+		// the tables a long load leaves bloated, rewritten now (they would
+		// stay so: VACUUM frees space but does not give it back)
 		start := time.Now()
-		did, err := m.Maintain(ctx)
+		did, err := sh.ShrinkAfterLoad(ctx)
 		if err != nil {
-			fmt.Fprintf(stderr, "reportdb import: maintenance after the import failed: %v\n", err)
+			fmt.Fprintf(stderr, "reportdb import: rewriting bloated tables after the import failed: %v\n", err)
 		} else if len(did) > 0 {
-			fmt.Fprintf(stderr, "maintenance: %s in %s\n", strings.Join(did, ", "), time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(stderr, "rewrote %s in %s\n", strings.Join(did, ", "), time.Since(start).Round(time.Millisecond))
 		}
 	}
 }
