@@ -11,6 +11,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -226,9 +227,23 @@ func (db *DB) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// Writers is how many batches may be written concurrently: PostgreSQL
-// overlaps one batch's commit with the next batch's work.
-func (db *DB) Writers() int { return 3 }
+// Writers is how many batches may be written concurrently by default:
+// PostgreSQL can overlap one batch's commit with the next batch's work,
+// but each concurrent batch is smaller (a writer takes what is queued
+// when it starts) and every batch costs a statement and its rollup
+// deltas. On a machine of two CPUs, which the database, the server and
+// its clients share, three writers were the slowest in every round of
+// scripts/ab-ingest.sh on the medium fleet (23,696 reports, 8
+// connections, rounds interleaved): on the quiet machine 900 and 782
+// reports/s with one writer, 744 and 899 with two, 616 and 741 with three
+// (ack p99 21-25, 23-26, 31-34 ms); with another process busy on one
+// core 686 and 675, 553 and 628, 556 and 580.
+func (db *DB) Writers() int {
+	if runtime.NumCPU() <= 2 {
+		return 1
+	}
+	return 3
+}
 
 // Dialect implements engine.Backend.
 func (db *DB) Dialect() sqlgen.Dialect { return db.dialect }
