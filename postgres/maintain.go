@@ -160,7 +160,8 @@ func shrinkTable(ctx context.Context, conn *pgx.Conn, table, lockTimeout string)
 // latest_reports (see shrinkLatestReports). Each rewrite locks its table
 // exclusively for as long as it takes to copy its live rows (ingest and
 // the queries of that table wait; seconds for a large fleet's rollups),
-// and waits at most 5 s for the lock. It returns the tables rewritten.
+// and waits at most 5 s for the lock. Each table is analyzed first. It
+// returns the tables rewritten.
 func (db *DB) ShrinkAfterLoad(ctx context.Context) ([]string, error) {
 	conn, release, _, err := db.lockedConn(ctx, lockRetention, true)
 	if err != nil {
@@ -173,6 +174,11 @@ func (db *DB) ShrinkAfterLoad(ctx context.Context) ([]string, error) {
 		tables = append(tables, t.Table)
 	}
 	for _, t := range tables {
+		// the estimate reads the statistics, which tables only vacuumed
+		// (the rollups, by compaction) do not have
+		if _, err := conn.Exec(ctx, "ANALYZE "+pgx.Identifier{t}.Sanitize()); err != nil {
+			return done, err
+		}
 		shrunk, err := shrinkTable(ctx, conn.Conn(), t, "5s")
 		if err != nil {
 			return done, err

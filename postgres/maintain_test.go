@@ -231,7 +231,8 @@ func TestShrinkAfterLoad(t *testing.T) {
 	if _, err := db.CompactRollups(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, "VACUUM (ANALYZE) event_rollup, report_rollup, latest_reports"); err != nil {
+	// vacuumed as compaction leaves them, never analyzed: no statistics
+	if _, err := conn.Exec(ctx, "VACUUM event_rollup, report_rollup, latest_reports"); err != nil {
 		t.Fatal(err)
 	}
 	bloated, reports := size("event_rollup"), size("report_rollup")
