@@ -92,6 +92,17 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 		// took ~430 ms of a 470 ms query (EXPLAIN ANALYZE: a nested loop of
 		// 35 ms behind a 508 ms "startup").
 		{"jit", "off"},
+		// Starting parallel workers costs more than they save here: at
+		// 10,000 nodes each Gather of distinct_resources_day waited ~60 ms
+		// for workers that then ran 0.3 ms (auto_explain; a worker is a
+		// new backend with cold caches over dozens of partitions). One
+		// round of queries.py at 10,000 nodes x 1 day, same database:
+		// distinct_resources_day p50 150 ms with PostgreSQL's default of
+		// 2 workers per Gather, 32 ms without; the concurrent mix 178
+		// req/s p99 602 ms against 213 req/s p99 276 ms; a few single
+		// queries lose 1-6 ms (failures_last_hour 3.2 -> 5.4 ms,
+		// regex_resource_title 15 -> 20, reports_page_first 18 -> 24).
+		{"max_parallel_workers_per_gather", "0"},
 	} {
 		if _, ok := cfg.ConnConfig.RuntimeParams[d.name]; !ok {
 			cfg.ConnConfig.RuntimeParams[d.name] = d.value

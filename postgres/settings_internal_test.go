@@ -26,7 +26,8 @@ func TestSessionSettings(t *testing.T) {
 		}
 		return v
 	}
-	for name, want := range map[string]string{"jit": "off", "work_mem": "32MB", "random_page_cost": "1.1", "TimeZone": "UTC"} {
+	for name, want := range map[string]string{"jit": "off", "work_mem": "32MB", "random_page_cost": "1.1", "TimeZone": "UTC",
+		"max_parallel_workers_per_gather": "0"} {
 		if got := show(u, name); got != want {
 			t.Errorf("SHOW %s = %q, want %q", name, got, want)
 		}
