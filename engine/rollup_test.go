@@ -168,6 +168,16 @@ func rollupQueries(r *rand.Rand) []struct {
 			total bool
 		}{e, q, total})
 	}
+	extract := func(cols []any, where any, group ...any) any {
+		q := []any{"extract", cols}
+		if where != nil {
+			q = append(q, where)
+		}
+		if len(group) > 0 {
+			q = append(q, append([]any{"group_by"}, group...))
+		}
+		return q
+	}
 	for _, e := range []*query.Entity{query.Reports, query.Events} {
 		dim := "status"
 		other := pick(r, "environment", "status")
@@ -183,16 +193,6 @@ func rollupQueries(r *rand.Rand) []struct {
 		hour := []any{"function", "to_string", tsField(e), "YYYY-MM-DD HH24"}
 		if other == dim {
 			other = "environment"
-		}
-		extract := func(cols []any, where any, group ...any) any {
-			q := []any{"extract", cols}
-			if where != nil {
-				q = append(q, where)
-			}
-			if len(group) > 0 {
-				q = append(q, append([]any{"group_by"}, group...))
-			}
-			return q
 		}
 		add(e, extract([]any{count, dim}, and(filter, bounds(e)), dim), false)
 		add(e, extract([]any{count, dim, other}, and(filter, bounds(e)), dim, other), false)
@@ -219,19 +219,9 @@ func rollupQueries(r *rand.Rand) []struct {
 		[]any{"and", latest, []any{"=", "environment", "qa"}}, []any{"=", "certname", fmt.Sprintf("node%d.example.com", r.Intn(12))},
 		[]any{"or", []any{"=", "report", fmt.Sprintf("%040x", r.Intn(400))}, []any{"=", "report", fmt.Sprintf("%040x", r.Intn(400))}},
 		[]any{"not", latest}, nil)
-	byStatus := func(cols []any, group ...any) any {
-		q := []any{"extract", cols}
-		if onReport != nil {
-			q = append(q, onReport)
-		}
-		if len(group) > 0 {
-			q = append(q, append([]any{"group_by"}, group...))
-		}
-		return q
-	}
-	add(query.Events, byStatus([]any{count, "status"}, "status"), false)
-	add(query.Events, byStatus([]any{"status", count}, "status"), false)
-	add(query.Events, byStatus([]any{count}), false)
+	add(query.Events, extract([]any{count, "status"}, onReport, "status"), false)
+	add(query.Events, extract([]any{"status", count}, onReport, "status"), false)
+	add(query.Events, extract([]any{count}, onReport), false)
 	return qs
 }
 

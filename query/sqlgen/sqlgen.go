@@ -90,7 +90,6 @@ func Select(d Dialect, p *query.Plan) (*Built, error) {
 	} else if ok {
 		return b.built(sql, cols), nil
 	}
-	b = &builder{d: d}
 	if len(p.OrderBy) == 0 && p.Limit == 0 && p.Offset == 0 {
 		where, err := b.where(p)
 		if err != nil {

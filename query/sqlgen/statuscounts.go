@@ -35,7 +35,7 @@ var storedStatuses = []struct{ status, column string }{
 // statusCountsFromReports renders an events aggregate of count() (and
 // status, grouped by status) whose filter tests only fields of the
 // event's report, from the counts stored with the reports. ok is false
-// when the plan has another shape.
+// when the plan has another shape, and then nothing has been bound.
 func (b *builder) statusCountsFromReports(p *query.Plan) (string, []OutCol, bool, error) {
 	if rd, ok := b.d.(RollupDialect); !ok || !rd.Rollups() {
 		return "", nil, false, nil
@@ -58,17 +58,17 @@ func (b *builder) statusCountsFromReports(p *query.Plan) (string, []OutCol, bool
 	default:
 		return "", nil, false, nil
 	}
-	counts := 0
+	counted := false
 	for _, c := range p.Columns {
 		switch {
 		case c.Func == "count" && c.Field == nil:
-			counts++
+			counted = true
 		case c.Func == "" && grouped && isStatus(c.Field):
 		default:
 			return "", nil, false, nil
 		}
 	}
-	if counts == 0 {
+	if !counted {
 		return "", nil, false, nil
 	}
 	filter, ok := query.ReportLevel(p.Filter)
@@ -111,14 +111,15 @@ func (b *builder) statusCountsFromReports(p *query.Plan) (string, []OutCol, bool
 			cols, true, nil
 	}
 	// the four stored statuses: one pass over the reports
-	var sums, rows, known []string
+	var sums, rows, known, stored []string
 	for _, s := range storedStatuses {
 		sums = append(sums, "SUM(r."+s.column+") AS "+s.column)
 		rows = append(rows, "SELECT '"+s.status+"' AS status, t."+s.column+" AS n FROM t")
 		known = append(known, "'"+s.status+"'")
+		stored = append(stored, "r."+s.column)
 	}
 	// the rest: events of the reports whose total the four do not make up
-	rest := "r.ev_total > r.ev_success + r.ev_failure + r.ev_noop + r.ev_skipped"
+	rest := "r.ev_total > " + strings.Join(stored, " + ")
 	if where == "" {
 		rest = " WHERE " + rest
 	} else {
