@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The medium fleet against PuppetDB 7.12.1 (apt-get install puppetdb), one
+# run of ../shared/bench/compare.sh: reportdb from this checkout on
+# PostgreSQL (scripts/bench-instance.sh, database reportdb_bench), PuppetDB
+# with ../shared/bench/puppetdb-instance.sh (database puppetdb_bench), each
+# reset to an empty database before it ingests.
+#   run.sh FLEET OUT_DIR     (FLEET: ../shared/bench/fleet.py --scale medium --out FLEET)
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+fleet=$1; out=$2
+S=${REPORTDB_SHARED:-../shared}
+PG=postgres://postgres@127.0.0.1:5432
+name=reportdb-$(git rev-parse --short HEAD)
+"$S/bench/compare.sh" --fleet "$fleet" --out "$out" --markdown \
+  --a http://127.0.0.1:8091 --a-name "$name" --a-db reportdb_bench \
+  --a-reset "scripts/bench-instance.sh restart 8091 --database $PG/reportdb_bench --fresh" \
+  --a-pid "scripts/bench-instance.sh pid 8091" \
+  --b http://127.0.0.1:8092 --b-name puppetdb-7.12.1 --b-db puppetdb_bench \
+  --b-reset "$S/bench/puppetdb-instance.sh restart 8092 puppetdb_bench --fresh" \
+  --b-pid "$S/bench/puppetdb-instance.sh pid 8092 puppetdb_bench"
