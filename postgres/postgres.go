@@ -322,6 +322,7 @@ type pgRows struct {
 	pgx.Rows
 	fast []decoder // per column: nil = pgx's Scan
 	pass []any     // the destinations handed to pgx (nil where fast)
+	err  error     // a value this type could not decode (the rows are closed)
 }
 
 // decoder turns a column's raw value (never NULL) into its Go value, or
@@ -370,7 +371,10 @@ func (r *pgRows) Scan(dest ...any) error {
 			*p = v
 		}
 		if err != nil {
-			return fmt.Errorf("column %s: %w", fields[i].Name, err)
+			// as pgx does when its Scan fails: the rows end, Err says why
+			r.err = fmt.Errorf("column %s: %w", fields[i].Name, err)
+			r.Rows.Close()
+			return r.err
 		}
 	}
 	if !slow {
@@ -506,7 +510,12 @@ func decodeTextArray(raw []byte) (any, error) {
 	return out, nil
 }
 
-func (r *pgRows) Err() error { return mapError(r.Rows.Err()) }
+func (r *pgRows) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return mapError(r.Rows.Err())
+}
 
 func (r *pgRows) NumColumns() int { return len(r.Rows.FieldDescriptions()) }
 

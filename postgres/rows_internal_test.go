@@ -2,11 +2,15 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"reportdb/internal/pgtest"
 	"reportdb/store"
@@ -129,4 +133,51 @@ func FuzzDecodeTextArray(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fakeRows is one row of one binary text[] column holding raw.
+type fakeRows struct {
+	raw    []byte
+	next   bool
+	closed bool
+}
+
+func (f *fakeRows) Close()                        { f.closed = true }
+func (f *fakeRows) Err() error                    { return nil }
+func (f *fakeRows) CommandTag() pgconn.CommandTag { return pgconn.CommandTag{} }
+func (f *fakeRows) FieldDescriptions() []pgconn.FieldDescription {
+	return []pgconn.FieldDescription{{Name: "path", DataTypeOID: pgTextArrayOID, Format: pgx.BinaryFormatCode}}
+}
+func (f *fakeRows) Next() bool {
+	if f.closed || f.next {
+		return false
+	}
+	f.next = true
+	return true
+}
+func (f *fakeRows) Scan(...any) error      { return errors.New("pgx Scan called") }
+func (f *fakeRows) Values() ([]any, error) { return nil, errors.New("not used") }
+func (f *fakeRows) RawValues() [][]byte    { return [][]byte{f.raw} }
+func (f *fakeRows) Conn() *pgx.Conn        { return nil }
+func (f *fakeRows) TypeMap() *pgtype.Map   { return pgtype.NewMap() }
+
+// TestRowsDecodeErrorEndsRows: a value the decoder rejects fails Scan, ends
+// the rows and is what Err reports, as when pgx's own Scan fails.
+func TestRowsDecodeErrorEndsRows(t *testing.T) {
+	f := &fakeRows{raw: []byte{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 25, 0, 0, 0, 9, 0, 0, 0, 1}} // 9 elements, none there
+	r := &pgRows{Rows: f}
+	if !r.Next() {
+		t.Fatal("no row")
+	}
+	var v any
+	err := r.Scan(&v)
+	if err == nil || !strings.Contains(err.Error(), "malformed text[]") {
+		t.Fatalf("Scan: %v, want the decoder's error", err)
+	}
+	if !f.closed || r.Next() {
+		t.Error("rows not ended after the error")
+	}
+	if r.Err() != err {
+		t.Errorf("Err() = %v, want %v", r.Err(), err)
+	}
 }
