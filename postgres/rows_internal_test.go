@@ -85,6 +85,22 @@ func TestRowsDecodeLikePgx(t *testing.T) {
 				t.Fatal(err)
 			}
 			out = append(out, vals)
+			// the decoders ran: every column of a decoded type went
+			// around pgx (binary results: all of them; text results:
+			// text and varchar), the others through it
+			for i, f := range rows.FieldDescriptions() {
+				decoded := f.DataTypeOID == pgTextOID || f.DataTypeOID == pgVarcharOID
+				if f.Format == pgx.BinaryFormatCode {
+					switch f.DataTypeOID {
+					case pgInt8OID, pgInt4OID, pgInt2OID, pgBoolOID, pgFloat8OID, pgTextArrayOID:
+						decoded = true
+					}
+				}
+				if went := r.pass[i] == nil; went != decoded {
+					t.Errorf("mode %v column %d (OID %d, format %d): decoded here %v, want %v",
+						mode, i+1, f.DataTypeOID, f.Format, went, decoded)
+				}
+			}
 		}
 		if err := s.Err(); err != nil {
 			t.Fatal(err)
