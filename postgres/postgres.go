@@ -221,6 +221,12 @@ func (db *DB) Migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if pre := concurrentSteps[v]; pre != nil {
+			// outside any transaction, before the migration's own
+			if err := pre(ctx, conn.Conn()); err != nil {
+				return fmt.Errorf("migration %s: %w", name, err)
+			}
+		}
 		tx, err := conn.Begin(ctx)
 		if err != nil {
 			return err

@@ -17,6 +17,11 @@
 -- The index is about 2.5x the size of the timestamp-only one (status and
 -- type are short; titles average ~17 bytes in the bench fleets): ~7 % of
 -- a day partition's events with their indexes.
-CREATE INDEX resource_events_timestamp_filters ON resource_events (timestamp, status, resource_type, resource_title);
+--
+-- The new index is built before this runs, partition by partition and
+-- CONCURRENTLY, outside any transaction (buildEventsTimestampFilters in
+-- postgres/migrate_concurrent.go): here it only takes the old one's
+-- place, a moment's exclusive lock.
+CREATE INDEX IF NOT EXISTS resource_events_timestamp_filters ON resource_events (timestamp, status, resource_type, resource_title);
 DROP INDEX resource_events_timestamp;
 ALTER INDEX resource_events_timestamp_filters RENAME TO resource_events_timestamp;
