@@ -342,20 +342,18 @@ func (r *pgRows) Scan(dest ...any) error {
 	if len(dest) != len(fields) {
 		return mapError(r.Rows.Scan(dest...)) // pgx's error
 	}
-	if r.fast == nil || len(r.fast) != len(dest) {
-		r.fast = make([]decoder, len(dest))
-		r.pass = make([]any, len(dest))
-		for i := range dest {
-			if i < len(fields) {
-				r.fast[i] = decoderFor(fields[i].DataTypeOID, fields[i].Format)
-			}
+	if r.fast == nil { // the columns do not change from row to row
+		r.fast = make([]decoder, len(fields))
+		r.pass = make([]any, len(fields))
+		for i, f := range fields {
+			r.fast[i] = decoderFor(f.DataTypeOID, f.Format)
 		}
 	}
 	raw := r.Rows.RawValues()
 	slow := false
 	for i, d := range dest {
 		p, isAny := d.(*any)
-		if r.fast[i] == nil || !isAny || i >= len(raw) {
+		if r.fast[i] == nil || !isAny {
 			r.pass[i] = d
 			slow = true
 			continue
@@ -369,7 +367,7 @@ func (r *pgRows) Scan(dest ...any) error {
 		switch {
 		case errors.Is(err, errNotDecoded):
 			// a shape the decoder leaves to pgx (a multi-dimensional array)
-			if err = r.Rows.Conn().TypeMap().Scan(fields[i].DataTypeOID, fields[i].Format, raw[i], p); err == nil &&
+			if err = r.Rows.TypeMap().Scan(fields[i].DataTypeOID, fields[i].Format, raw[i], p); err == nil &&
 				fields[i].DataTypeOID == pgTextArrayOID {
 				textArray(p)
 			}
@@ -390,7 +388,7 @@ func (r *pgRows) Scan(dest ...any) error {
 		return mapError(err)
 	}
 	for i, d := range r.pass {
-		if p, ok := d.(*any); ok && i < len(fields) && fields[i].DataTypeOID == pgTextArrayOID {
+		if p, ok := d.(*any); ok && fields[i].DataTypeOID == pgTextArrayOID {
 			textArray(p)
 		}
 	}
@@ -433,44 +431,30 @@ func decoderFor(oid uint32, format int16) decoder {
 	}
 	switch oid {
 	case pgBoolOID:
-		return func(raw []byte) (any, error) {
-			if len(raw) != 1 {
-				return nil, fmt.Errorf("bool of %d bytes", len(raw))
-			}
-			return raw[0] != 0, nil
-		}
+		return fixedSize("bool", 1, func(raw []byte) any { return raw[0] != 0 })
 	case pgInt8OID:
-		return func(raw []byte) (any, error) {
-			if len(raw) != 8 {
-				return nil, fmt.Errorf("int8 of %d bytes", len(raw))
-			}
-			return int64(binary.BigEndian.Uint64(raw)), nil
-		}
+		return fixedSize("int8", 8, func(raw []byte) any { return int64(binary.BigEndian.Uint64(raw)) })
 	case pgInt4OID:
-		return func(raw []byte) (any, error) {
-			if len(raw) != 4 {
-				return nil, fmt.Errorf("int4 of %d bytes", len(raw))
-			}
-			return int32(binary.BigEndian.Uint32(raw)), nil
-		}
+		return fixedSize("int4", 4, func(raw []byte) any { return int32(binary.BigEndian.Uint32(raw)) })
 	case pgInt2OID:
-		return func(raw []byte) (any, error) {
-			if len(raw) != 2 {
-				return nil, fmt.Errorf("int2 of %d bytes", len(raw))
-			}
-			return int16(binary.BigEndian.Uint16(raw)), nil
-		}
+		return fixedSize("int2", 2, func(raw []byte) any { return int16(binary.BigEndian.Uint16(raw)) })
 	case pgFloat8OID:
-		return func(raw []byte) (any, error) {
-			if len(raw) != 8 {
-				return nil, fmt.Errorf("float8 of %d bytes", len(raw))
-			}
-			return math.Float64frombits(binary.BigEndian.Uint64(raw)), nil
-		}
+		return fixedSize("float8", 8, func(raw []byte) any { return math.Float64frombits(binary.BigEndian.Uint64(raw)) })
 	case pgTextArrayOID:
 		return decodeTextArray
 	}
 	return nil
+}
+
+// fixedSize is the decoder of a binary value of size bytes, converted by
+// conv; a value of another length is an error.
+func fixedSize(name string, size int, conv func(raw []byte) any) decoder {
+	return func(raw []byte) (any, error) {
+		if len(raw) != size {
+			return nil, fmt.Errorf("%s of %d bytes", name, len(raw))
+		}
+		return conv(raw), nil
+	}
 }
 
 // decodeTextArray decodes a one-dimensional text[] in binary format
