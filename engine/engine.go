@@ -110,8 +110,15 @@ func render[P any](d sqlgen.Dialect, p P, withTotal bool, rows, count func(sqlge
 // Query runs a plan and calls fn with its rows and, when withTotal is
 // set, the number of rows it has without limit and offset (else -1).
 func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn func(rows *Rows, total int64) error) error {
-	built, count, err := render(e.b.Dialect(), p, withTotal, sqlgen.Select, sqlgen.Count)
+	d := e.b.Dialect()
+	opts := options(d, p)
+	built, count, err := render(d, p, withTotal,
+		func(d sqlgen.Dialect, p *query.Plan) (*sqlgen.Built, error) { return sqlgen.Select(d, p, opts...) },
+		func(d sqlgen.Dialect, p *query.Plan) (*sqlgen.Built, error) { return sqlgen.Count(d, p, opts...) })
 	if err != nil {
+		return err
+	}
+	if err := e.bindReportIDs(ctx, d, p, built, count); err != nil {
 		return err
 	}
 	return e.run(ctx, built, count, func(rows store.Rows, total int64) error {
@@ -123,6 +130,72 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 			return enc.appendRow(b)
 		}}, total)
 	})
+}
+
+// options are how the statements of plan p are rendered: over a window
+// of event timestamps, on a backend that keeps each day's span of event
+// timestamps (sqlgen.EventDays), with a range of report ids to bind
+// (bindReportIDs).
+func options(d sqlgen.Dialect, p *query.Plan) []sqlgen.Option {
+	if _, ok := d.(sqlgen.EventDays); !ok {
+		return nil
+	}
+	if _, _, ok := sqlgen.EventTimeWindow(p); !ok {
+		return nil
+	}
+	return []sqlgen.Option{sqlgen.BoundReportIDs()}
+}
+
+// bindReportIDs binds, in statements rendered with options, the range of
+// report ids of the days whose span of event timestamps meets p's window,
+// read first in a statement of its own (when a statement has the range:
+// a plan answered from rollups has not). A report's events are all in
+// its day, so every event of the window is in the range; the range's
+// statement and the plan's may see different moments, which only decides
+// whether a report stored in between is answered, as if it had come a
+// moment earlier or later.
+func (e *Engine) bindReportIDs(ctx context.Context, d sqlgen.Dialect, p *query.Plan, bs ...*sqlgen.Built) error {
+	need := false
+	for _, b := range bs {
+		need = need || (b != nil && len(b.ReportIDArgs) > 0)
+	}
+	if !need {
+		return nil
+	}
+	from, to, _ := sqlgen.EventTimeWindow(p)
+	rows, err := e.b.Query(ctx, store.Statement{SQL: d.(sqlgen.EventDays).EventDaysSQL(), Args: []any{from, to}})
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var first, last any
+	if rows.Next() {
+		if err := rows.Scan(&first, &last); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var lo, hi int64 // no day holds an event of the window: none
+	if f, ok := asInt(first); ok {
+		if l, ok := asInt(last); ok {
+			lo, hi = f<<32, (l+1)<<32
+		}
+	}
+	for _, b := range bs {
+		if b == nil {
+			continue
+		}
+		for i, a := range b.ReportIDArgs {
+			if i%2 == 0 {
+				b.Args[a] = lo
+			} else {
+				b.Args[a] = hi
+			}
+		}
+	}
+	return nil
 }
 
 // EventCounts runs an event-counts plan: rows are
@@ -217,8 +290,12 @@ func (e *Engine) AggregateEventCounts(ctx context.Context, ap *query.AggregatePl
 // Explain describes how the backend runs a plan's statement
 // (explain=analyze): PostgreSQL's JSON plan, or SQLite's plan lines.
 func (e *Engine) Explain(ctx context.Context, p *query.Plan) (any, error) {
-	built, err := sqlgen.Select(e.b.Dialect(), p)
+	d := e.b.Dialect()
+	built, err := sqlgen.Select(d, p, options(d, p)...)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.bindReportIDs(ctx, d, p, built); err != nil {
 		return nil, err
 	}
 	st := statement(built)

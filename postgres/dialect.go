@@ -105,3 +105,9 @@ func (Dialect) Rollups() bool { return true }
 
 // Lateral: PostgreSQL joins LATERAL (see sqlgen's stored status counts).
 func (Dialect) Lateral() bool { return true }
+
+// EventDaysSQL implements sqlgen.EventDays: event_time_bounds (migration
+// 0012) holds each day partition's span of event timestamps.
+func (Dialect) EventDaysSQL() string {
+	return "SELECT min(day), max(day) FROM event_time_bounds WHERE max_ts >= $1 AND min_ts <= $2"
+}

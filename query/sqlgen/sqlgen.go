@@ -18,6 +18,10 @@ type Built struct {
 	// with a range or a regular expression: a plan made without knowing
 	// the values (a cached generic plan) may then be far from the best.
 	ValueSensitive bool
+	// ReportIDArgs are the indexes in Args of the bounds of the range of
+	// report ids a statement over events reads, in pairs [lo, hi) (see
+	// BoundReportIDs); none when it reads all.
+	ReportIDArgs []int
 }
 
 // OutCol is one output key of a result row.
@@ -37,6 +41,10 @@ type builder struct {
 	// alias, when set, is the table every stored column is read from (a
 	// rollup's rows, which carry the dimensions under their own names)
 	alias string
+	// boundIDs asks for a range of report ids on statements over events,
+	// whose bounds are args idArgs (see BoundReportIDs)
+	boundIDs bool
+	idArgs   []int
 	// distinctGate, when set, is a condition added to the distinct_resources
 	// window's scan (distinctEventCounts: false when the distinct tables
 	// answer, so that the scan reads no row even where the database does
@@ -45,7 +53,7 @@ type builder struct {
 }
 
 func (b *builder) built(sql string, cols []OutCol) *Built {
-	return &Built{SQL: sql, Args: b.args, Columns: cols, ValueSensitive: b.sensitive}
+	return &Built{SQL: sql, Args: b.args, Columns: cols, ValueSensitive: b.sensitive, ReportIDArgs: b.idArgs}
 }
 
 // rangeArg binds a value compared with a range or regular-expression
@@ -75,9 +83,18 @@ func (b *builder) sameArg(v string) string {
 	return b.arg(v)
 }
 
-// Select renders the rows query of a plan.
-func Select(d Dialect, p *query.Plan) (*Built, error) {
+// newBuilder returns a builder for dialect d with opts applied.
+func newBuilder(d Dialect, opts []Option) *builder {
 	b := &builder{d: d}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
+
+// Select renders the rows query of a plan.
+func Select(d Dialect, p *query.Plan, opts ...Option) (*Built, error) {
+	b := newBuilder(d, opts)
 	if rp, ok := coveredRollup(d, p, false); ok {
 		sql, cols, err := b.rollupSelect(p, rp)
 		if err != nil {
@@ -98,7 +115,7 @@ func Select(d Dialect, p *query.Plan) (*Built, error) {
 		if sql, cols, ok := b.dayRollup(p, where); ok {
 			return b.built(sql, cols), nil
 		}
-		b = &builder{d: d}
+		b = newBuilder(d, opts)
 	}
 	sel, cols := b.selectList(p)
 	sql, err := b.statement(p, sel, nil, true)
@@ -110,8 +127,8 @@ func Select(d Dialect, p *query.Plan) (*Built, error) {
 
 // Count renders a statement counting the rows the plan would return with
 // no limit or offset (X-Records).
-func Count(d Dialect, p *query.Plan) (*Built, error) {
-	b := &builder{d: d}
+func Count(d Dialect, p *query.Plan, opts ...Option) (*Built, error) {
+	b := newBuilder(d, opts)
 	if rp, ok := coveredRollup(d, p, true); ok {
 		sql, err := b.rollupCount(p, rp)
 		if err != nil {
@@ -160,6 +177,13 @@ func (b *builder) statement(p *query.Plan, sel string, selUses *uses, paging boo
 		return "", err
 	}
 	u := planUses(p, selUses)
+	if c := b.reportIDCond(p, u); c != "" && latestFrom == "" {
+		if where == "" {
+			where = " WHERE " + c
+		} else {
+			where = " WHERE (" + strings.TrimPrefix(where, " WHERE ") + ") AND " + c
+		}
+	}
 	if paging && p.Offset > 0 && p.Entity == query.Reports && len(p.GroupBy) == 0 && !aggregates(p) {
 		// Late row lookup: page through the narrow index first, then build
 		// full rows (blobs, aggregated events) for the page only, so deep

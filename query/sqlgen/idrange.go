@@ -1,0 +1,87 @@
+package sqlgen
+
+import (
+	"math"
+	"strings"
+
+	"reportdb/query"
+)
+
+// Option adjusts how Select and Count render a statement.
+type Option func(*builder)
+
+// BoundReportIDs makes a statement over events read only the events of a
+// range of report ids, bound later: where the statement has such a
+// condition, Built.ReportIDArgs are the indexes in Built.Args of the
+// range's first id and first id after it, [lo, hi). The engine asks for
+// it for a plan whose event timestamps are bounded (EventTimeWindow) and
+// binds the range of the days that can hold them (EventDays): a backend
+// whose events are partitioned by ranges of report ids then plans and
+// reads only those partitions. The range must not change the answer: it
+// has to hold every event of the window.
+func BoundReportIDs() Option {
+	return func(b *builder) { b.boundIDs = true }
+}
+
+// EventDays is implemented by dialects that keep, for each day of
+// reports, the span of their events' timestamps (PostgreSQL, migration
+// 0012).
+type EventDays interface {
+	// EventDaysSQL is a statement of one row: the first and the last day
+	// (report id >> 32) whose events' span meets [$1, $2] (Unix ms), both
+	// NULL when none does.
+	EventDaysSQL() string
+}
+
+// EventTimeWindow returns the window [from, to] (Unix ms, inclusive) of
+// event timestamps that a plan over events can return, from the
+// comparisons of the event timestamp that its filter requires (those
+// ANDed at its top); ok is false when it has none, or for a
+// distinct_resources plan (its own window decides).
+func EventTimeWindow(p *query.Plan) (from, to int64, ok bool) {
+	if p.Entity != query.Events || p.Distinct != nil {
+		return 0, 0, false
+	}
+	from, to = math.MinInt64, math.MaxInt64
+	for _, x := range conjuncts(p.Filter) {
+		c, isCmp := x.(query.Cmp)
+		if !isCmp || c.Field == nil || c.Field.Table != query.EventsTable || c.Field.Column != "timestamp" {
+			continue
+		}
+		v, isInt := c.Value.(int64)
+		if !isInt {
+			continue
+		}
+		switch c.Op {
+		case ">", ">=":
+			from, ok = max(from, v), true
+		case "<", "<=":
+			to, ok = min(to, v), true
+		case "=":
+			from, to, ok = max(from, v), min(to, v), true
+		}
+	}
+	return from, to, ok
+}
+
+// reportIDCond is the condition BoundReportIDs adds to the WHERE clause
+// of a statement over events reading u ("" when it adds none): on the
+// events' report ids, and on the reports' ids when the statement joins
+// them (the planner does not carry a range across the join's equality).
+func (b *builder) reportIDCond(p *query.Plan, u uses) string {
+	if !b.boundIDs || b.alias != "" || p.Entity != query.Events || p.Distinct != nil {
+		return ""
+	}
+	lo := b.arg(int64(0))
+	b.idArgs = append(b.idArgs, len(b.args)-1)
+	hi := b.arg(int64(0))
+	b.idArgs = append(b.idArgs, len(b.args)-1)
+	conds := []string{schema[query.EventsTable].alias + ".report_id"}
+	if u.tables.has(query.ReportsTable) {
+		conds = append(conds, schema[query.ReportsTable].alias+".id")
+	}
+	for i, c := range conds {
+		conds[i] = c + " >= " + lo + " AND " + c + " < " + hi
+	}
+	return strings.Join(conds, " AND ")
+}
