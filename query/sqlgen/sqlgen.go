@@ -269,7 +269,11 @@ func (b *builder) orderLimitKeys(keys []orderKey, limit, offset int64) string {
 			l = b.arg(limit)
 		}
 		if offset > 0 {
-			o = b.arg(offset)
+			// An offset decides the plan: planned without its value, a
+			// deep page of reports (offset 10,000 of 475,000) estimated
+			// a tenth of the table before its limit and joined it by
+			// hash, 128 ms instead of 7 (10,000 nodes, one day).
+			o = b.rangeArg(offset)
 		}
 		sb.WriteString(b.d.LimitOffset(l, o))
 	}

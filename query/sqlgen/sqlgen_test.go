@@ -123,6 +123,21 @@ func TestValueSensitive(t *testing.T) {
 			t.Errorf("%s: ValueSensitive = %v, want %v\n%s", c.q, b.ValueSensitive, c.want, b.SQL)
 		}
 	}
+	// a page's offset decides the plan; its limit alone does not
+	for _, c := range []struct {
+		limit, offset int64
+		want          bool
+	}{{100, 0, false}, {100, 10000, true}, {0, 5, true}} {
+		p := plan(t, query.Reports, `["=","certname","a"]`)
+		p.Limit, p.Offset = c.limit, c.offset
+		b, err := sqlgen.Select(postgres.Dialect{}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.ValueSensitive != c.want {
+			t.Errorf("limit %d offset %d: ValueSensitive = %v, want %v\n%s", c.limit, c.offset, b.ValueSensitive, c.want, b.SQL)
+		}
+	}
 }
 
 // TestCountWrapsRows: the total of include_total counts the rows of the
