@@ -185,9 +185,10 @@ func TestMaintainShrinksLatestReports(t *testing.T) {
 }
 
 // TestShrinkAfterLoad: after a bulk load, the rollup tables that deltas
-// bloated (rows deleted by compaction, their space freed but kept) are
-// rewritten to their compact size with their rows intact; compact tables
-// are left alone.
+// bloated (rows deleted by compaction, their space freed but kept) and a
+// bloated certnames are rewritten to their compact size with their rows
+// intact (certnames at its fill factor of 50); compact tables are left
+// alone.
 func TestShrinkAfterLoad(t *testing.T) {
 	ctx := context.Background()
 	u := pgtest.NewDatabase(t)
@@ -225,6 +226,22 @@ func TestShrinkAfterLoad(t *testing.T) {
 	if want == 0 {
 		t.Fatal("no events counted")
 	}
+	// certnames bloated as a bulk load leaves it: versions of its rows
+	// that no one sees any more, their space kept
+	if _, err := conn.Exec(ctx, `INSERT INTO certnames (certname) SELECT 'gone' || g FROM generate_series(1, 100000) g`); err != nil {
+		t.Fatal(err)
+	}
+	// a row after them, so that VACUUM cannot cut the freed pages off
+	if _, err := conn.Exec(ctx, `INSERT INTO certnames (certname) VALUES ('last.example.com')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `DELETE FROM certnames WHERE certname LIKE 'gone%'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "VACUUM certnames"); err != nil {
+		t.Fatal(err)
+	}
+	bloatedNodes := size("certnames")
 	if _, err := db.CompactRollups(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -240,8 +257,20 @@ func TestShrinkAfterLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(did, "event_rollup") || slices.Contains(did, "report_rollup") {
-		t.Fatalf("rewritten: %v (event_rollup %d bytes)", did, bloated)
+	if !slices.Contains(did, "event_rollup") || !slices.Contains(did, "certnames") || slices.Contains(did, "report_rollup") {
+		t.Fatalf("rewritten: %v (event_rollup %d bytes, certnames %d)", did, bloated, bloatedNodes)
+	}
+	if got := size("certnames"); got*10 > bloatedNodes {
+		t.Fatalf("certnames %d bytes after the rewrite, %d before", got, bloatedNodes)
+	}
+	var nodes int
+	var fill []string
+	if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM certnames WHERE latest_report_id IS NOT NULL),
+		(SELECT reloptions FROM pg_class WHERE oid = 'certnames'::regclass)`).Scan(&nodes, &fill); err != nil {
+		t.Fatal(err)
+	}
+	if nodes != 20 || !slices.Contains(fill, "fillfactor=50") {
+		t.Fatalf("after the rewrite: %d nodes with a latest report (want 20), certnames options %v", nodes, fill)
 	}
 	if got := size("event_rollup"); got*10 > bloated {
 		t.Fatalf("event_rollup %d bytes after the rewrite, %d before", got, bloated)
