@@ -86,35 +86,29 @@ func (db *DB) Maintain(ctx context.Context) (vacuumed []string, err error) {
 }
 
 // pointerTables hold a row per node, updated by every report of the node:
-// certnames (its latest-report pointer) and latest_reports (the copy of
-// its latest report). Maintenance rewrites them when they bloat (see
-// shrinkLatestReports).
+// latest_reports (the copy of its latest report) and certnames (its
+// latest-report pointer). Maintenance and ShrinkAfterLoad rewrite them
+// (VACUUM FULL, shrinkTable) when they have grown past bloatFactor times
+// the size their live rows take at their fill factor. Their updates are
+// HOT and their pages pruned as they are read (migrations 0005 and 0013),
+// but a page is pruned only of versions no transaction can see any more:
+// under a bulk load with long statements beside it (an import's batches,
+// rollup compaction), updates overflow onto new pages. A 14-day import of
+// 10,000 nodes left latest_reports at 50 MB for 6.7 MB of rows, and every
+// query of the latest reports reads all of it (aggregate event counts:
+// 15 ms, 11.7 ms once rewritten); it left certnames, then at fill factor
+// 100, at 77 MB for 10,000 rows (5 MB after the 1-day import). Plain
+// VACUUM frees the space but does not give it back. The rewrite takes an
+// exclusive lock on the table for as long as copying the fleet's rows
+// takes (86 ms for latest_reports at 10,000 nodes); maintenance does not
+// wait longer than maintainLockTimeout for that lock, so that it never
+// queues ingest behind a long query.
 var pointerTables = []string{"latest_reports", "certnames"}
 
 // bloatFactor is how many times its compact size a table may grow before
-// it is rewritten (latest_reports by maintenance, every table an import
+// it is rewritten (pointerTables by maintenance, every table an import
 // wrote to after the import).
 const bloatFactor = 3
-
-// shrinkLatestReports rewrites latest_reports (VACUUM FULL) when it has
-// grown past bloatFactor times the size its live rows take at its fill
-// factor; maintenance does the same for certnames, whose rows are updated
-// as often (the 14-day import of 10,000 nodes left it at 77 MB for 10,000
-// rows, 5 MB after the 1-day one; since migration 0013 it has room on its
-// pages for updates that do not move the row). Its updates are HOT and its pages pruned as they are read
-// (migration 0005), but a page is pruned only of versions no transaction
-// can see any more: under a bulk load with long statements beside it (an
-// import's batches, rollup compaction), updates overflow onto new pages.
-// A 14-day import of 10,000 nodes left it at 50 MB for 6.7 MB of rows,
-// and every query of the latest reports reads all of it (aggregate event
-// counts: 15 ms, 11.7 ms once rewritten). Plain VACUUM frees the space but
-// does not give it back. The rewrite takes an exclusive lock on the table
-// for as long as copying the fleet's rows takes (86 ms at 10,000 nodes);
-// it does not wait longer than maintainLockTimeout for that lock, so that
-// it never queues ingest behind a long query.
-func shrinkLatestReports(ctx context.Context, conn *pgx.Conn) (bool, error) {
-	return shrinkTable(ctx, conn, "latest_reports", maintainLockTimeout)
-}
 
 // maintainLockTimeout bounds maintenance's wait for a table's exclusive
 // lock.
@@ -168,11 +162,11 @@ func shrinkTable(ctx context.Context, conn *pgx.Conn, table, lockTimeout string)
 // a long import (after a 14-day import of 10,000 nodes distinct_rollup
 // held 1.9M merged rows in 3.7 GB, and every later merge touched pages all
 // over it: 57,000 heap blocks read for a probe of 29,000 reports), and
-// latest_reports and certnames (see shrinkLatestReports). Each rewrite locks its table
-// exclusively for as long as it takes to copy its live rows (ingest and
-// the queries of that table wait; seconds for a large fleet's rollups),
-// and waits at most 5 s for the lock. Each table is analyzed first. It
-// returns the tables rewritten.
+// pointerTables (see there). Each rewrite locks its table exclusively
+// for as long as it takes to copy its live rows (ingest and the queries
+// of that table wait; seconds for a large fleet's rollups), and waits at
+// most 5 s for the lock. Each table is analyzed first. It returns the
+// tables rewritten.
 func (db *DB) ShrinkAfterLoad(ctx context.Context) ([]string, error) {
 	conn, release, _, err := db.lockedConn(ctx, lockRetention, true)
 	if err != nil {
