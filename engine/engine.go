@@ -168,21 +168,17 @@ func (e *Engine) bindReportIDs(ctx context.Context, d sqlgen.Dialect, p *query.P
 		return err
 	}
 	defer rows.Close()
-	var first, last any
+	var first, after any
 	if rows.Next() {
-		if err := rows.Scan(&first, &last); err != nil {
+		if err := rows.Scan(&first, &after); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	var lo, hi int64 // no day holds an event of the window: none
-	if f, ok := asInt(first); ok {
-		if l, ok := asInt(last); ok {
-			lo, hi = f<<32, (l+1)<<32
-		}
-	}
+	lo, _ := asInt(first) // NULL, no day holds an event of the window: none
+	hi, _ := asInt(after)
 	for _, b := range bs {
 		if b == nil {
 			continue

@@ -107,7 +107,8 @@ func (Dialect) Rollups() bool { return true }
 func (Dialect) Lateral() bool { return true }
 
 // EventDaysSQL implements sqlgen.EventDays: event_time_bounds (migration
-// 0012) holds each day partition's span of event timestamps.
+// 0012) holds each day partition's span of event timestamps, by day
+// (report id >> 32: see ids.go).
 func (Dialect) EventDaysSQL() string {
-	return "SELECT min(day), max(day) FROM event_time_bounds WHERE max_ts >= $1 AND min_ts <= $2"
+	return "SELECT min(day) << 32, (max(day) + 1) << 32 FROM event_time_bounds WHERE max_ts >= $1 AND min_ts <= $2"
 }

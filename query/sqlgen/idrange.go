@@ -27,9 +27,9 @@ func BoundReportIDs() Option {
 // reports, the span of their events' timestamps (PostgreSQL, migration
 // 0012).
 type EventDays interface {
-	// EventDaysSQL is a statement of one row: the first and the last day
-	// (report id >> 32) whose events' span meets [$1, $2] (Unix ms), both
-	// NULL when none does.
+	// EventDaysSQL is a statement of one row: the range [lo, hi) of the
+	// report ids of the days whose events' span meets [$1, $2] (Unix ms),
+	// both NULL when none does.
 	EventDaysSQL() string
 }
 
