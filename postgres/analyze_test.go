@@ -6,9 +6,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"reportdb/internal/pgtest"
-	"reportdb/storetest"
 )
 
 // lastAnalyze returns pg_stat_user_tables.last_analyze of each table (nil:
@@ -31,9 +28,7 @@ func lastAnalyze(t *testing.T, u string, table string) (*time.Time, int64) {
 // rows inserted pass the threshold, not before; AnalyzeChanged (the end of
 // an import) analyzes whatever changed, threshold or not.
 func TestAnalyzeAfterIngest(t *testing.T) {
-	u := pgtest.NewDatabase(t)
-	db := openURL(t, u)
-	h := storetest.NewServer(t, db)
+	u, db, h := newServer(t)
 	now := time.Now().UTC()
 	today := now.Format("20060102")
 	tables := []string{"reports_" + today, "certnames", "latest_reports", "resource_latest", "resource_events_" + today,

@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"reportdb/internal/pgtest"
-	"reportdb/storetest"
 )
 
 // eventsReportBody is a wire v8 report of certname produced at ts (Unix
@@ -42,8 +39,7 @@ func eventsReportBody(certname string, ts int64, events []int64) []byte {
 // out of order and some twice; the windows are random, one-sided too, and
 // their answers are compared with the events submitted.
 func TestEventWindowsReadOnlyTheirDays(t *testing.T) {
-	u := pgtest.NewDatabase(t)
-	h := storetest.NewServer(t, openURL(t, u))
+	u, _, h := newServer(t)
 	rng := rand.New(rand.NewSource(12))
 	base := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	const day, hour = int64(86_400_000), int64(3_600_000)
@@ -164,9 +160,7 @@ func TestEventWindowsReadOnlyTheirDays(t *testing.T) {
 // with events in several day partitions (and an empty partition) records
 // each partition's span, rounded out to whole hours.
 func TestMigration0012OnExistingData(t *testing.T) {
-	u := pgtest.NewDatabase(t)
-	db := openURL(t, u)
-	h := storetest.NewServer(t, db)
+	u, db, h := newServer(t)
 	base := time.Date(2025, 3, 1, 10, 30, 0, 0, time.UTC).UnixMilli()
 	for d := int64(0); d < 3; d++ {
 		cn := fmt.Sprintf("mig%02d.example.com", d)

@@ -18,9 +18,7 @@ import (
 // its newest timestamp moves (migration 0008). An index on a column the
 // update changes fails it (none is HOT).
 func TestLatestRowsHOT(t *testing.T) {
-	u := pgtest.NewDatabase(t)
-	db := openURL(t, u)
-	h := storetest.NewServer(t, db)
+	u, _, h := newServer(t)
 	base := time.Now().UnixMilli() - 3_600_000
 	const nodes, runs = 10, 8
 	for r := 0; r < runs; r++ {

@@ -7,9 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"reportdb/internal/pgtest"
-	"reportdb/storetest"
 )
 
 // TestMaintainVacuumsClosedDays: Maintain vacuums the partitions of days
@@ -19,9 +16,7 @@ import (
 // maintaining does nothing.
 func TestMaintainVacuumsClosedDays(t *testing.T) {
 	ctx := context.Background()
-	u := pgtest.NewDatabase(t)
-	db := openURL(t, u)
-	h := storetest.NewServer(t, db)
+	u, db, h := newServer(t)
 	now := time.Now().UTC()
 	past := now.Add(-72 * time.Hour)
 	for i := 0; i < 3; i++ {
@@ -110,9 +105,7 @@ func TestMaintainVacuumsClosedDays(t *testing.T) {
 // for the table's lock behind a reader.
 func TestMaintainShrinksLatestReports(t *testing.T) {
 	ctx := context.Background()
-	u := pgtest.NewDatabase(t)
-	db := openURL(t, u)
-	h := storetest.NewServer(t, db)
+	u, db, h := newServer(t)
 	now := time.Now().UTC().Add(-time.Hour)
 	for i := 0; i < 40; i++ {
 		cn := fmt.Sprintf("n%02d", i)
@@ -191,9 +184,7 @@ func TestMaintainShrinksLatestReports(t *testing.T) {
 // alone.
 func TestShrinkAfterLoad(t *testing.T) {
 	ctx := context.Background()
-	u := pgtest.NewDatabase(t)
-	db := openURL(t, u)
-	h := storetest.NewServer(t, db)
+	u, db, h := newServer(t)
 	conn := getConn(t, u)
 	defer conn.Close(ctx)
 	// deltas that compaction will merge away (200,000 rows of one bucket

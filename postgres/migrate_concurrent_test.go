@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"reportdb/internal/pgtest"
 	"reportdb/postgres"
-	"reportdb/storetest"
 )
 
 // TestMigration0011OnExistingData: migration 0011 applied to a database
@@ -18,9 +16,7 @@ import (
 // partition under the old name, the old one gone, the migration recorded,
 // and the data untouched.
 func TestMigration0011OnExistingData(t *testing.T) {
-	u := pgtest.NewDatabase(t)
-	db := openURL(t, u)
-	h := storetest.NewServer(t, db)
+	u, db, h := newServer(t)
 	now := time.Now().UnixMilli()
 	for d := 0; d < 3; d++ { // three day partitions
 		cn := fmt.Sprintf("mig%02d.example.com", d)

@@ -27,6 +27,14 @@ func openURL(t *testing.T, u string) *postgres.DB {
 	return db
 }
 
+// newServer opens a fresh test database and serves it: its URL, the
+// backend and the HTTP handler.
+func newServer(t *testing.T) (string, *postgres.DB, http.Handler) {
+	u := pgtest.NewDatabase(t)
+	db := openURL(t, u)
+	return u, db, storetest.NewServer(t, db)
+}
+
 func submit(t *testing.T, h http.Handler, certname string, body []byte) {
 	t.Helper()
 	rec := httptest.NewRecorder()
@@ -161,9 +169,7 @@ func TestConcurrentStartup(t *testing.T) {
 // TestRetentionDropsPartitions: expired reports go with their events;
 // whole days of events are dropped as partitions.
 func TestRetentionDropsPartitions(t *testing.T) {
-	u := pgtest.NewDatabase(t)
-	db := openURL(t, u)
-	h := storetest.NewServer(t, db)
+	u, db, h := newServer(t)
 	day := int64(24 * time.Hour / time.Millisecond)
 	base := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	for d := int64(0); d < 5; d++ {
@@ -246,9 +252,7 @@ func TestExplain(t *testing.T) {
 // an exclusive lock on the whole events table, and every insert and query
 // behind it, until the reader ends).
 func TestRetentionDoesNotStallIngest(t *testing.T) {
-	u := pgtest.NewDatabase(t)
-	db := openURL(t, u)
-	h := storetest.NewServer(t, db)
+	u, db, h := newServer(t)
 	day := int64(24 * time.Hour / time.Millisecond)
 	old := time.Now().UnixMilli() - 10*day
 	for i := int64(0); i < 3; i++ {

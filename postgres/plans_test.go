@@ -11,7 +11,6 @@ import (
 	"reportdb/internal/pgtest"
 	"reportdb/postgres"
 	"reportdb/store"
-	"reportdb/storetest"
 )
 
 // Plain lookups are prepared and planned once, generically, from their
@@ -112,9 +111,7 @@ func TestValueSensitiveStatementsArePlannedWithTheirValues(t *testing.T) {
 // index entry, and only matching events are read from the table. With the
 // timestamp alone it was a filter on every event walked.
 func TestEventFiltersAreIndexConditions(t *testing.T) {
-	u := pgtest.NewDatabase(t)
-	db := openURL(t, u)
-	h := storetest.NewServer(t, db)
+	u, _, h := newServer(t)
 	base := time.Now().UnixMilli() - 3_600_000
 	for r := 0; r < 3; r++ {
 		cn := fmt.Sprintf("idx%02d.example.com", r)
