@@ -73,6 +73,13 @@ func (c *Committer) Submit(ctx context.Context, r *reportdb.Report) (reportdb.Ou
 	}
 	if s.sp.Len() == 0 {
 		o, err := c.submitDirect(ctx, r)
+		if err != nil && c.retryable(err) {
+			// the database answers again: the failure was the moment
+			// it went away or came back (a pooled connection that a
+			// restart closed fails once); one more try before the
+			// report itself is blamed
+			o, err = c.submitDirect(ctx, r)
+		}
 		if err == nil || !c.spoolable(err) {
 			return o, err
 		}
@@ -115,6 +122,20 @@ func (c *Committer) spoolable(err error) bool {
 		return false
 	}
 	return DiskFull(err) || !c.databaseUp()
+}
+
+// retryable tells whether a failed submission is worth one more direct
+// try: it failed in the database (not a refusal of the report), and the
+// database answers now.
+func (c *Committer) retryable(err error) bool {
+	if errors.Is(err, ErrClosed) || DiskFull(err) {
+		return false
+	}
+	switch reportdb.ErrorCode(err) {
+	case reportdb.EINTERNAL, reportdb.EUNAVAILABLE:
+		return c.databaseUp()
+	}
+	return false
 }
 
 // DiskFull tells whether err says a disk is full (ENOSPC, SQLite's

@@ -26,7 +26,8 @@ import (
 type flaky struct {
 	*sqlite.DB
 	down   atomic.Bool
-	refuse string // hash of a report refused while up
+	refuse string       // hash of a report refused while up
+	drop   atomic.Int32 // statements to fail as on a connection a restart closed, while up
 
 	mu     sync.Mutex
 	stored []string // hashes in the order they were written
@@ -37,6 +38,9 @@ var errDown = errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
 func (f *flaky) StoreReports(ctx context.Context, rs []*reportdb.Report) ([]reportdb.Outcome, []error, error) {
 	if f.down.Load() {
 		return nil, nil, errDown
+	}
+	if f.drop.Add(-1) >= 0 {
+		return nil, nil, errors.New("FATAL: terminating connection due to administrator command (SQLSTATE 57P01)")
 	}
 	errs := make([]error, len(rs))
 	outs := make([]reportdb.Outcome, len(rs))
@@ -284,6 +288,32 @@ func TestRefusedReportNotSpooled(t *testing.T) {
 	defer c.Close()
 	if _, err := c.Submit(context.Background(), reports[0]); err == nil || sp.Len() != 0 {
 		t.Fatalf("refused report: err %v, spool %d", err, sp.Len())
+	}
+}
+
+// A submission that fails on a connection the database's restart closed,
+// while the database answers again, is tried once more and stored
+// directly: it is neither refused (a 500 for a report nothing is wrong
+// with) nor spooled.
+func TestSubmitRetriesOnceWhenTheDatabaseIsBack(t *testing.T) {
+	f := openFlaky(t)
+	reports := testReports(t, 2)
+	sp, _ := spool.Open(t.TempDir(), 0)
+	defer sp.Close()
+	c := NewCommitter(f, 8)
+	c.UseSpool(sp, nil)
+	defer c.Close()
+	f.drop.Store(1)
+	if o, err := c.Submit(context.Background(), reports[0]); err != nil || o != reportdb.Stored || sp.Len() != 0 {
+		t.Fatalf("after one dropped connection: outcome %v, err %v, spool %d; want stored directly", o, err, sp.Len())
+	}
+	// failing twice while the database answers: the report is blamed
+	f.drop.Store(2)
+	if _, err := c.Submit(context.Background(), reports[1]); err == nil || sp.Len() != 0 {
+		t.Fatalf("failing twice with the database up: err %v, spool %d; want an error and nothing spooled", err, sp.Len())
+	}
+	if n := countReports(t, f); n != 1 {
+		t.Fatalf("%d reports stored, want 1", n)
 	}
 }
 
