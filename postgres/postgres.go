@@ -155,6 +155,9 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	return db, nil
 }
 
+// lockPoll is how often lockedConn tries again for a lock it waits for.
+const lockPoll = 50 * time.Millisecond
+
 // lockedConn acquires a connection holding the session advisory lock
 // key. With wait it waits for the lock; without, ok is false (and nothing
 // is held) when another session has it. release unlocks and returns the
@@ -164,11 +167,18 @@ func (db *DB) lockedConn(ctx context.Context, key int64, wait bool) (conn *pgxpo
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if wait {
-		_, err = conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key)
-		ok = err == nil
-	} else {
-		err = conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&ok)
+	err = conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&ok)
+	// Waiting is polling, not pg_advisory_lock: a session blocked in a
+	// statement holds a snapshot, and a holder of the lock that builds an
+	// index CONCURRENTLY (a migration's concurrent step) waits for every
+	// older snapshot to go away: that wait and the lock's would deadlock.
+	for wait && err == nil && !ok {
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-time.After(lockPoll):
+			err = conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&ok)
+		}
 	}
 	if err != nil || !ok {
 		conn.Release()
