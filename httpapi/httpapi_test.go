@@ -147,6 +147,8 @@ func TestCommandRejections(t *testing.T) {
 		{"unknown key", ok, mutate(`"certname"`, `"server_used":"x","certname"`), nil, 400, "server_used: unknown key"},
 		{"missing key", ok, mutate(`"producer"`, `"producerx"`), nil, 400, "producerx: unknown key"},
 		{"wrong type", ok, mutate(`"report_format":10`, `"report_format":"10"`), nil, 400, "report_format: must be an integer"},
+		{"long resource type", ok, mutate(`"resource_type":"`, `"resource_type":"`+strings.Repeat("X", 300)), nil, 400,
+			"resource_type: is 30"},
 		{"bad event timestamp", ok, mutate(`"timestamp":"2025-01-06T06:00:03.734+00:00"`, `"timestamp":"yesterday"`), nil, 400, "events[0].timestamp: not a valid date-time"},
 		{"content type", ok, body, map[string]string{"Content-Type": "text/plain"}, 415, "content type text/plain not supported"},
 		{"content encoding", ok, body, map[string]string{"Content-Encoding": "br"}, 415, "content encoding br not supported"},

@@ -9,10 +9,10 @@ import (
 )
 
 var reportFields = []field{
-	{name: "certname", required: true, kind: kString},
+	{name: "certname", required: true, kind: kString, maxBytes: MaxNameBytes},
 	{name: "puppet_version", required: true, kind: kString},
 	{name: "report_format", required: true, kind: kInt},
-	{name: "configuration_version", required: true, kind: kString},
+	{name: "configuration_version", required: true, kind: kString, maxBytes: MaxConfigurationVersionBytes},
 	{name: "start_time", required: true, kind: kDatetime},
 	{name: "end_time", required: true, kind: kDatetime},
 	{name: "producer_timestamp", required: true, kind: kDatetime},
@@ -25,7 +25,7 @@ var reportFields = []field{
 	{name: "code_id", required: true, nullable: true, kind: kString},
 	{name: "job_id", nullable: true, kind: kString},
 	{name: "cached_catalog_status", required: true, nullable: true, kind: kString},
-	{name: "environment", required: true, kind: kString},
+	{name: "environment", required: true, kind: kString, maxBytes: MaxNameBytes},
 	{name: "status", required: true, nullable: true, kind: kString},
 	{name: "type", kind: kString},
 	{name: "metrics", required: true, nullable: true, kind: kArray},
@@ -36,7 +36,7 @@ var reportFields = []field{
 var resourceFields = []field{
 	{name: "skipped", required: true, kind: kBool},
 	{name: "timestamp", required: true, kind: kDatetime},
-	{name: "resource_type", required: true, kind: kString},
+	{name: "resource_type", required: true, kind: kString, maxBytes: MaxNameBytes},
 	{name: "resource_title", required: true, kind: kString},
 	{name: "file", required: true, nullable: true, kind: kString},
 	{name: "line", required: true, nullable: true, kind: kInt},
@@ -48,12 +48,12 @@ var resourceFields = []field{
 var eventFields = []field{
 	{name: "status", required: true, kind: kString},
 	{name: "timestamp", required: true, kind: kDatetime},
-	{name: "property", required: true, nullable: true, kind: kString},
+	{name: "property", required: true, nullable: true, kind: kString, maxBytes: MaxNameBytes},
 	{name: "new_value", required: true, nullable: true, kind: kAny},
 	{name: "old_value", required: true, nullable: true, kind: kAny},
 	{name: "message", required: true, nullable: true, kind: kString},
 	{name: "corrective_change", required: true, nullable: true, kind: kBool},
-	{name: "name", nullable: true, kind: kString},
+	{name: "name", nullable: true, kind: kString, maxBytes: MaxNameBytes},
 }
 
 var metricFields = []field{

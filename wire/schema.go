@@ -50,7 +50,23 @@ type field struct {
 	required bool
 	nullable bool
 	kind     kind
+	maxBytes int // a string's longest length in bytes (0: any)
 }
+
+// Longest names stored. Names (a certname, an environment, a resource
+// type, an event's property and name) and the configuration version are
+// indexed, and an index entry has a size limit (PostgreSQL's btree: about
+// 2.7 kB after compression, all of an entry's columns together), so a
+// report holding a longer one could not be stored: it is refused at once
+// with a 400 naming the field instead. The limits are far above any real
+// value (a DNS name has at most 253 bytes, a Puppet type or property is
+// an identifier, a configuration version a commit id or a timestamp).
+// Resource titles, messages and values have no limit (titles are indexed
+// by a bounded key: postgres migration 0014).
+const (
+	MaxNameBytes                 = 255
+	MaxConfigurationVersionBytes = 1024
+)
 
 // invalid builds the 400 error for a schema violation at path.
 func invalid(path, format string, args ...any) *reportdb.Error {
@@ -122,6 +138,9 @@ func checkValue(parent, key string, v any, f *field) error {
 		}
 		if strings.IndexByte(s, 0) >= 0 {
 			return invalid(path(), "must not contain NUL characters")
+		}
+		if f.maxBytes > 0 && len(s) > f.maxBytes {
+			return invalid(path(), "is %d bytes long, longer than the %d bytes stored for it", len(s), f.maxBytes)
 		}
 	case kBool:
 		if _, ok := v.(bool); !ok {

@@ -106,6 +106,25 @@ func TestDecodeRejects(t *testing.T) {
 		{"bad uuid", strings.Replace(ok, `"transaction_uuid":null`, `"transaction_uuid":"nope"`, 1), "transaction_uuid: not a valid UUID"},
 		{"line float", strings.Replace(ok, `"file":null,"line":null`, `"file":null,"line":1.5`, 1), "resources[0].line: must be an integer"},
 		{"metric without value", build("[]", "") + "", ""},
+		{"long certname", strings.Replace(ok, `"certname":"a"`, `"certname":"`+strings.Repeat("a", 256)+`"`, 1),
+			"certname: is 256 bytes long, longer than the 255 bytes stored for it"},
+		{"long environment", strings.Replace(ok, `"environment":"production"`, `"environment":"`+strings.Repeat("e", 300)+`"`, 1),
+			"environment: is 300 bytes long"},
+		{"long configuration_version", strings.Replace(ok, `"configuration_version":"1"`, `"configuration_version":"`+strings.Repeat("1", 1025)+`"`, 1),
+			"configuration_version: is 1025 bytes long, longer than the 1024 bytes"},
+		{"long resource type", strings.Replace(ok, `"resource_type":"File"`, `"resource_type":"`+strings.Repeat("F", 256)+`"`, 1),
+			"resources[0].resource_type: is 256 bytes long"},
+		{"long property", strings.Replace(ok, `"property":"ensure"`, `"property":"`+strings.Repeat("p", 256)+`"`, 1),
+			"resources[0].events[0].property: is 256 bytes long"},
+		{"long event name", build(strings.Replace(res, "%s", strings.Replace(ev, "%s", `,"name":"`+strings.Repeat("n", 256)+`"`, 1), 1), ""),
+			"resources[0].events[0].name: is 256 bytes long"},
+	}
+	// the longest names stored, and titles of any length
+	longest := strings.NewReplacer(`"certname":"a"`, `"certname":"`+strings.Repeat("a", wire.MaxNameBytes)+`"`,
+		`"configuration_version":"1"`, `"configuration_version":"`+strings.Repeat("1", wire.MaxConfigurationVersionBytes)+`"`,
+		`"resource_title":"/x"`, `"resource_title":"`+strings.Repeat("/x", 50_000)+`"`).Replace(ok)
+	if _, err := wire.Decode(8, mustParse(t, longest), 0); err != nil {
+		t.Errorf("longest names and a 100 kB title rejected: %v", err)
 	}
 	for _, c := range cases {
 		if c.want == "" {
