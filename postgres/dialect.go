@@ -100,6 +100,13 @@ func (Dialect) SortHash(text string) string { return "hashtextextended(" + text 
 // scans) every day partition.
 func (Dialect) LatestReports() string { return "latest_reports" }
 
+// TitleKey: title_key (migration 0014): a title up to 1,000 bytes is its
+// own key; a longer one is keyed by its first 200 characters and its MD5.
+func (Dialect) TitleKey() string { return TitleKeyFunc }
+
+// TitleKeyFunc is the SQL function migration 0014 creates.
+const TitleKeyFunc = "title_key"
+
 // Rollups implements sqlgen.RollupDialect: migration 0002 keeps them.
 func (Dialect) Rollups() bool { return true }
 

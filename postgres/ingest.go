@@ -71,11 +71,11 @@ var storeStatement = `WITH input AS (
 ), dk AS (
   ` + sqlgen.LatestOfEvents("evin") + `
 ), dj AS (
-  ` + sqlgen.LatestJoin("dk") + `
+  ` + sqlgen.LatestJoin("dk", Dialect{}.TitleKey()) + `
 ), dd AS (
   ` + sqlgen.LatestDelta("dj") + `
 ), dl AS (
-  ` + sqlgen.LatestUpsert("dj", "GREATEST") + `
+  ` + sqlgen.LatestUpsert("dj", "GREATEST", Dialect{}.TitleKey()) + `
 ), env AS (
   INSERT INTO environments (name)
   SELECT DISTINCT environment FROM input ORDER BY 1

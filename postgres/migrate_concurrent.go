@@ -14,6 +14,7 @@ import (
 // (the migration is recorded only once its transactional part commits).
 var concurrentSteps = map[int]func(ctx context.Context, conn *pgx.Conn) error{
 	11: buildEventsTimestampFilters,
+	14: titleKeyIndexes,
 }
 
 // eventsTimestampFilters is the index migration 0011 swaps in for
@@ -24,18 +25,71 @@ const (
 )
 
 // buildEventsTimestampFilters builds migration 0011's index without
-// holding off writes: CREATE INDEX on the partitioned table cannot be
-// CONCURRENTLY, and on a large database (21M events at 10,000 nodes x 14
-// days: 19 s) it would block every insert into resource_events, and
-// whatever queues behind them, for the whole build. Instead: the index on
-// the parent only (no rows, invalid until every partition has its own),
-// then each partition's built CONCURRENTLY and attached. A partition
-// created meanwhile gets its copy from the parent's definition. Run again
-// after an interruption, it drops a partition's index left invalid and
-// picks up where it stopped. The migration's SQL then swaps the indexes.
+// holding off writes (buildPartitionedIndex).
 func buildEventsTimestampFilters(ctx context.Context, conn *pgx.Conn) error {
-	if _, err := conn.Exec(ctx, "CREATE INDEX IF NOT EXISTS "+eventsTimestampFilters+
-		" ON ONLY resource_events "+eventsTimestampFiltersCols); err != nil {
+	return buildPartitionedIndex(ctx, conn, eventsTimestampFilters, "_ts_filters", eventsTimestampFiltersCols)
+}
+
+// titleKeyFunction is migration 0014's title_key, which its concurrent
+// step needs before the migration's SQL runs (the SQL creates it again,
+// for a reader of the migration).
+const titleKeyFunction = `CREATE OR REPLACE FUNCTION title_key(t text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT CASE WHEN octet_length(t) <= 1000 THEN t ELSE left(t, 200) || md5(t) END $$`
+
+// titleKeyIndexes builds migration 0014's indexes without holding off
+// writes: the two of resource_events as buildPartitionedIndex does, and
+// resource_latest's unique key CONCURRENTLY (it is not partitioned).
+func titleKeyIndexes(ctx context.Context, conn *pgx.Conn) error {
+	if _, err := conn.Exec(ctx, titleKeyFunction); err != nil {
+		return err
+	}
+	if err := buildPartitionedIndex(ctx, conn, "resource_events_title_key", "_title_key",
+		"(title_key(resource_title))"); err != nil {
+		return err
+	}
+	if err := buildPartitionedIndex(ctx, conn, "resource_events_timestamp_key", "_ts_key",
+		"(timestamp, status, resource_type, title_key(resource_title))"); err != nil {
+		return err
+	}
+	if err := dropInvalidIndex(ctx, conn, "resource_latest_key"); err != nil {
+		return err
+	}
+	_, err := conn.Exec(ctx, `CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS resource_latest_key
+		ON resource_latest (certname, resource_type, title_key(resource_title), property_key, name_key)`)
+	return err
+}
+
+// dropInvalidIndex drops index idx if an interrupted CONCURRENTLY build
+// left it invalid.
+func dropInvalidIndex(ctx context.Context, conn *pgx.Conn, idx string) error {
+	var valid *bool
+	if err := conn.QueryRow(ctx, `SELECT x.indisvalid FROM pg_class c JOIN pg_index x ON x.indexrelid = c.oid
+		WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`, idx).Scan(&valid); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	if valid != nil && !*valid {
+		if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+pgx.Identifier{idx}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildPartitionedIndex builds index name on resource_events with the key
+// cols without holding off writes: CREATE INDEX on the partitioned table
+// cannot be CONCURRENTLY, and on a large database (21M events at 10,000
+// nodes x 14 days: 19 s) it would block every insert into
+// resource_events, and whatever queues behind them, for the whole build.
+// Instead: the index on the parent only (no rows, invalid until every
+// partition has its own), then each partition's (named partition +
+// suffix) built CONCURRENTLY and attached. A partition created meanwhile
+// gets its copy from the parent's definition. Run again after an
+// interruption, it drops a partition's index left invalid and picks up
+// where it stopped. The migration's SQL then swaps the indexes.
+func buildPartitionedIndex(ctx context.Context, conn *pgx.Conn, name, suffix, cols string) error {
+	if _, err := conn.Exec(ctx, "CREATE INDEX IF NOT EXISTS "+pgx.Identifier{name}.Sanitize()+
+		" ON ONLY resource_events "+cols); err != nil {
 		return err
 	}
 	for {
@@ -44,7 +98,7 @@ func buildEventsTimestampFilters(ctx context.Context, conn *pgx.Conn) error {
 			WHERE i.inhparent = 'resource_events'::regclass AND NOT EXISTS (
 			  SELECT 1 FROM pg_inherits ii JOIN pg_index x ON x.indexrelid = ii.inhrelid
 			  WHERE ii.inhparent = $1::regclass AND x.indrelid = c.oid)
-			ORDER BY 1`, eventsTimestampFilters)
+			ORDER BY 1`, name)
 		if err != nil {
 			return err
 		}
@@ -56,25 +110,18 @@ func buildEventsTimestampFilters(ctx context.Context, conn *pgx.Conn) error {
 			return nil
 		}
 		for _, part := range parts {
-			idx := part + "_ts_filters"
-			var valid *bool
-			if err := conn.QueryRow(ctx, `SELECT x.indisvalid FROM pg_class c JOIN pg_index x ON x.indexrelid = c.oid
-				WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`, idx).Scan(&valid); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			idx := part + suffix
+			if err := dropInvalidIndex(ctx, conn, idx); err != nil {
 				return err
 			}
-			if valid != nil && !*valid { // an interrupted CONCURRENTLY build
-				if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+pgx.Identifier{idx}.Sanitize()); err != nil {
-					return err
-				}
-			}
 			if _, err := conn.Exec(ctx, "CREATE INDEX CONCURRENTLY IF NOT EXISTS "+pgx.Identifier{idx}.Sanitize()+
-				" ON "+pgx.Identifier{part}.Sanitize()+" "+eventsTimestampFiltersCols); err != nil {
+				" ON "+pgx.Identifier{part}.Sanitize()+" "+cols); err != nil {
 				if isUndefinedTable(err) {
 					continue // dropped by retention meanwhile
 				}
 				return fmt.Errorf("index of %s: %w", part, err)
 			}
-			if _, err := conn.Exec(ctx, "ALTER INDEX "+eventsTimestampFilters+" ATTACH PARTITION "+
+			if _, err := conn.Exec(ctx, "ALTER INDEX "+pgx.Identifier{name}.Sanitize()+" ATTACH PARTITION "+
 				pgx.Identifier{idx}.Sanitize()); err != nil {
 				if isUndefinedTable(err) {
 					continue

@@ -127,10 +127,16 @@ func TestEventFiltersAreIndexConditions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, c := range []struct{ filter, column string }{
-		{"e.status = 'failure'", "status"},
-		{"e.resource_type = 'File'", "resource_type"},
-		{"e.resource_title >= '/etc/nginx/' AND e.resource_title < '/etc/nginx0'", "resource_title"},
+	for _, c := range []struct {
+		filter, column string
+		recheck        bool // the index holds a key of the column: the table row is checked again
+	}{
+		{"e.status = 'failure'", "status", false},
+		{"e.resource_type = 'File'", "resource_type", false},
+		// what sqlgen writes for ["~", "resource_title", "^/etc/nginx/"]
+		{"e.resource_title >= '/etc/nginx/' AND e.resource_title < '/etc/nginx0'" +
+			" AND title_key(e.resource_title) >= title_key('/etc/nginx/') AND title_key(e.resource_title) < title_key('/etc/nginx0')",
+			"resource_title", true},
 	} {
 		var plan string
 		if err := conn.QueryRow(ctx, "EXPLAIN (FORMAT JSON) SELECT e.report_id FROM resource_events e WHERE "+
@@ -168,7 +174,7 @@ func TestEventFiltersAreIndexConditions(t *testing.T) {
 				t.Errorf("%s: %v scans %v with index condition %q, want the timestamp index with %s in it",
 					c.filter, n["Relation Name"], n["Index Name"], cond, c.column)
 			}
-			if f, ok := n["Filter"]; ok {
+			if f, ok := n["Filter"]; ok && !c.recheck {
 				t.Errorf("%s: %v filters %v after reading the table", c.filter, n["Relation Name"], f)
 			}
 		}

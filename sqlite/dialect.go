@@ -82,5 +82,8 @@ func (Dialect) SortHash(string) string { return "" }
 // is a rowid lookup.
 func (Dialect) LatestReports() string { return "" }
 
+// TitleKey: none; SQLite indexes values of any length.
+func (Dialect) TitleKey() string { return "" }
+
 // Rollups implements sqlgen.RollupDialect: migration 0003 keeps them.
 func (Dialect) Rollups() bool { return true }

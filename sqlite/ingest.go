@@ -235,9 +235,9 @@ func addLatest(ctx context.Context, tx *sql.Tx, ids []int64) error {
 			e.resource_type AS resource_type, e.resource_title AS resource_title, e.property AS property,
 			e.name AS name, e.timestamp AS timestamp, e.status AS status
 			FROM resource_events e JOIN reports r ON r.id = e.report_id
-			WHERE e.report_id IN (SELECT value FROM json_each(?1)))`)+")"), []any{string(list)}},
+			WHERE e.report_id IN (SELECT value FROM json_each(?1)))`)+")", Dialect{}.TitleKey()), []any{string(list)}},
 		{sqlgen.LatestDelta("temp.latest_batch"), nil},
-		{sqlgen.LatestUpsert("temp.latest_batch", "MAX"), nil},
+		{sqlgen.LatestUpsert("temp.latest_batch", "MAX", Dialect{}.TitleKey()), nil},
 		{"DROP TABLE temp.latest_batch", nil},
 	} {
 		if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {

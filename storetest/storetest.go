@@ -54,6 +54,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("DayRollup", func(t *testing.T) { RunDayRollup(t, open) })
 	t.Run("LatestOfNode", func(t *testing.T) { RunLatestOfNode(t, open) })
 	t.Run("DistinctCounts", func(t *testing.T) { RunDistinctCounts(t, open) })
+	t.Run("LongValues", func(t *testing.T) { RunLongValues(t, open) })
 }
 
 // Served reports whether a conformance case group (the "endpoint" field of

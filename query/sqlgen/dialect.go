@@ -42,6 +42,14 @@ type Dialect interface {
 	// reports' columns), or "" when the database keeps none: queries of
 	// the latest reports then read it instead of reports.
 	LatestReports() string
+	// TitleKey names the SQL function whose value of a resource title the
+	// database indexes instead of the title, or "" when it indexes titles
+	// as they are. PostgreSQL refuses a btree entry over about 2.7 kB, and
+	// titles are free text (an Exec's command, a Notify's message): there
+	// a long title is indexed by a bounded key. Every equality or prefix
+	// range on a title then also compares keys, so that the index serves
+	// it; the title comparison stays, so answers are exact.
+	TitleKey() string
 	// Explain turns a statement into one that describes its execution
 	// (explain=analyze); each result row's columns are joined as text.
 	Explain(sql string) string

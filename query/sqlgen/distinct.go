@@ -176,7 +176,7 @@ func (b *builder) distinctCountsSQL(dp *distinctPlan) string {
 		}
 		// the keys whose newest event is in the edge: of the keys of the
 		// edge's events, those whose newest timestamp is still there
-		parts = append(parts, latestSumSQL("", s.sign, latestOfEventKeys(true,
+		parts = append(parts, latestSumSQL("", s.sign, latestOfEventKeys(b.d.TitleKey(), true,
 			"e.timestamp >= "+b.rangeArg(s.from)+" AND e.timestamp < "+b.rangeArg(s.to)),
 			"l.ts >= "+b.rangeArg(s.from)+" AND l.ts < "+b.rangeArg(s.to)))
 	}
@@ -184,7 +184,7 @@ func (b *builder) distinctCountsSQL(dp *distinctPlan) string {
 	// the window is their previous timestamp's (the guard makes sure no
 	// key has two timestamps after the window)
 	if dp.lo < dp.hi {
-		parts = append(parts, latestSumSQL("prev_", 1, latestOfEventKeys(true, "e.timestamp > "+b.rangeArg(dp.end)),
+		parts = append(parts, latestSumSQL("prev_", 1, latestOfEventKeys(b.d.TitleKey(), true, "e.timestamp > "+b.rangeArg(dp.end)),
 			"l.ts > "+b.rangeArg(dp.end)+" AND l.prev_ts >= "+b.rangeArg(dp.lo)+" AND l.prev_ts < "+b.rangeArg(dp.hi)))
 	}
 	out := []string{"t.resource_type AS resource_type", "t.resource_title AS resource_title"}
@@ -225,7 +225,8 @@ func latestSumSQL(prefix string, sign int64, from, cond string) string {
 // timestamp index and resource_latest's key: every row's ts is the
 // timestamp of a stored event of its key, for the rows a covered window
 // may read (retention removes only events older than valid_from).
-func latestOfEventKeys(distinct bool, cond string) string {
+// titleKey is the dialect's (Dialect.TitleKey).
+func latestOfEventKeys(titleKey string, distinct bool, cond string) string {
 	sel := "SELECT "
 	if distinct {
 		sel += "DISTINCT "
@@ -233,8 +234,7 @@ func latestOfEventKeys(distinct bool, cond string) string {
 	return "(" + sel + "r.certname AS certname, e.resource_type AS resource_type, e.resource_title AS resource_title, " +
 		"COALESCE('=' || e.property, '') AS property_key, COALESCE('=' || e.name, '') AS name_key" +
 		" FROM resource_events e JOIN reports r ON r.id = e.report_id WHERE " + cond + ") k JOIN resource_latest l" +
-		" ON l.certname = k.certname AND l.resource_type = k.resource_type AND l.resource_title = k.resource_title" +
-		" AND l.property_key = k.property_key AND l.name_key = k.name_key"
+		" ON " + latestKeyEq(titleKey, "l", "k")
 }
 
 // distinctGuard renders the condition under which the distinct tables
@@ -243,7 +243,7 @@ func latestOfEventKeys(distinct bool, cond string) string {
 // straddling valid_from still counts keys retention removed from
 // resource_latest).
 func (b *builder) distinctGuard(dp *distinctPlan) string {
-	return "NOT EXISTS (SELECT 1 FROM " + latestOfEventKeys(false, "e.timestamp > "+b.rangeArg(dp.end)) +
+	return "NOT EXISTS (SELECT 1 FROM " + latestOfEventKeys(b.d.TitleKey(), false, "e.timestamp > "+b.rangeArg(dp.end)) +
 		" WHERE l.prev_ts > " + b.rangeArg(dp.end) + ")" +
 		" AND NOT EXISTS (SELECT 1 FROM distinct_state WHERE valid_from > " + b.rangeArg(dp.readsFrom) + ")"
 }
@@ -273,6 +273,28 @@ func (b *builder) distinctEventCounts(p *query.CountsPlan, dp *distinctPlan, sca
 // kept as the empty string for NULL and '=' || v for a value v, so that
 // the key is unique and NULL matches NULL (as in the scan's PARTITION BY).
 const latestKey = "certname, resource_type, resource_title, property_key, name_key"
+
+// latestConflictKey is the key of resource_latest's unique index: titles
+// by their key when the dialect keys them (Dialect.TitleKey).
+func latestConflictKey(titleKey string) string {
+	if titleKey == "" {
+		return latestKey
+	}
+	return "certname, resource_type, " + titleKey + "(resource_title), property_key, name_key"
+}
+
+// latestKeyEq renders the equality of the resource_latest keys of rows a
+// and b, comparing the titles' keys too when the dialect keys them, so
+// that resource_latest's unique index serves the join.
+func latestKeyEq(titleKey, a, b string) string {
+	s := a + ".certname = " + b + ".certname AND " + a + ".resource_type = " + b + ".resource_type AND " +
+		a + ".resource_title = " + b + ".resource_title AND " + a + ".property_key = " + b + ".property_key AND " +
+		a + ".name_key = " + b + ".name_key"
+	if titleKey != "" {
+		s += " AND " + titleKey + "(" + a + ".resource_title) = " + titleKey + "(" + b + ".resource_title)"
+	}
+	return s
+}
 
 // noTime is the prev_ts of a key with a single stored timestamp (below
 // every event, so that GREATEST/MAX over candidates needs no NULL case).
@@ -319,8 +341,8 @@ func latestColumns() []string {
 // the new row and o_ts, o_prev, o_<count>, o_prev_<count> for the stored
 // one (o_ts and o_prev noTime and the counts 0 when there is none). It is
 // the input of LatestUpsert and LatestDeltas, which the writer's locks make
-// read the rows they replace.
-func LatestJoin(from string) string {
+// read the rows they replace. titleKey is the dialect's (Dialect.TitleKey).
+func LatestJoin(from, titleKey string) string {
 	cols := latestCountColumns()
 	a := []string{"d.certname AS certname", "d.resource_type AS resource_type", "d.resource_title AS resource_title",
 		"d.property_key AS property_key", "d.name_key AS name_key",
@@ -330,17 +352,17 @@ func LatestJoin(from string) string {
 		a = append(a, "COALESCE(o."+c+", 0) AS o_"+c, "COALESCE(o.prev_"+c+", 0) AS o_prev_"+c,
 			"d."+c+" AS d_"+c, "d.prev_"+c+" AS d_prev_"+c)
 	}
-	on := "o.certname = d.certname AND o.resource_type = d.resource_type AND o.resource_title = d.resource_title" +
-		" AND o.property_key = d.property_key AND o.name_key = d.name_key"
-	return "SELECT " + strings.Join(a, ", ") + " FROM " + from + " d LEFT JOIN resource_latest o ON " + on
+	return "SELECT " + strings.Join(a, ", ") + " FROM " + from + " d LEFT JOIN resource_latest o ON " +
+		latestKeyEq(titleKey, "o", "d")
 }
 
 // LatestUpsert renders the INSERT that merges the rows of joined (a table
 // of LatestJoin's rows) into resource_latest: of the stored row's two
 // timestamps and the new row's two, the newest and the next older are
 // kept, the counts of equal timestamps added. greatest is the SQL function
-// returning the greatest of its arguments (GREATEST, or SQLite's MAX).
-func LatestUpsert(joined, greatest string) string {
+// returning the greatest of its arguments (GREATEST, or SQLite's MAX);
+// titleKey is the dialect's (Dialect.TitleKey).
+func LatestUpsert(joined, greatest, titleKey string) string {
 	cols := latestCountColumns()
 	// b: a and the newest of the four timestamps; e: b and the newest
 	// below it (noTime when none)
@@ -370,7 +392,7 @@ func LatestUpsert(joined, greatest string) string {
 	}
 	return "INSERT INTO resource_latest (" + latestKey + ", " + strings.Join(all, ", ") + ") SELECT " +
 		latestKey + ", " + strings.Join(all, ", ") + " FROM (" + merged + ") m WHERE 1 = 1 ORDER BY " + latestKey +
-		" ON CONFLICT (" + latestKey + ") DO UPDATE SET " + strings.Join(set, ", ")
+		" ON CONFLICT (" + latestConflictKey(titleKey) + ") DO UPDATE SET " + strings.Join(set, ", ")
 }
 
 // LatestDelta renders the INSERT of the distinct_rollup deltas that

@@ -3,6 +3,7 @@ package sqlgen
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"reportdb/query"
 )
@@ -332,6 +333,31 @@ func (b *builder) from(p *query.Plan, u uses) string {
 		" AND d.ts = e.timestamp"
 }
 
+// titleKeyPrefix is how many leading characters of a title its key
+// keeps whatever its length (postgres.Dialect.TitleKey).
+const titleKeyPrefix = 200
+
+// titleKey returns the dialect's title key function when f is the events'
+// resource_title and the dialect indexes titles by key (Dialect.TitleKey),
+// else "".
+func (b *builder) titleKey(f *query.Field) string {
+	if f.Table != query.EventsTable || f.Column != "resource_title" {
+		return ""
+	}
+	return b.d.TitleKey()
+}
+
+// keyedEq renders col op v, and when col is a keyed title (titleKey) and
+// op is =, the same comparison of their keys, which the title indexes
+// serve.
+func (b *builder) keyedEq(f *query.Field, col, op, v string) string {
+	k := b.titleKey(f)
+	if k == "" || op != "=" {
+		return col + " " + op + " " + v
+	}
+	return "(" + col + " = " + v + " AND " + k + "(" + col + ") = " + k + "(" + v + "))"
+}
+
 // eventColumns are the columns of resource_events, in table order.
 var eventColumns = []string{"report_id", "status", "timestamp", "resource_type", "resource_title", "property",
 	"new_value", "old_value", "message", "file", "line", "containment_path", "containing_class", "name",
@@ -556,12 +582,12 @@ func (b *builder) expr(x query.Expr) (string, error) {
 			return b.d.PathContains(col, b.arg(x.Value)), nil
 		}
 		if s, ok := x.Value.(string); ok && x.Literal {
-			return col + " " + x.Op + " '" + strings.ReplaceAll(s, "'", "''") + "'", nil
+			return b.keyedEq(x.Field, col, x.Op, "'"+strings.ReplaceAll(s, "'", "''")+"'"), nil
 		}
 		if x.Op != "=" {
 			return col + " " + x.Op + " " + b.rangeArg(x.Value), nil
 		}
-		return col + " " + x.Op + " " + b.arg(x.Value), nil
+		return b.keyedEq(x.Field, col, x.Op, b.arg(x.Value)), nil
 	case query.Match:
 		col := b.col(x.Field)
 		if x.Field.Type == query.Path {
@@ -571,9 +597,19 @@ func (b *builder) expr(x query.Expr) (string, error) {
 		if x.Field.Type == query.String {
 			if pre, exact := regexPrefix(x.Pattern); pre != "" {
 				// implied by the match; lets an index on the column serve it
-				cond = col + " >= " + b.rangeArg(pre)
-				if end := prefixEnd(pre); end != "" {
-					cond += " AND " + col + " < " + b.rangeArg(end)
+				lo, end := b.rangeArg(pre), prefixEnd(pre)
+				cond = col + " >= " + lo
+				var hi string
+				if end != "" {
+					hi = b.rangeArg(end)
+					cond += " AND " + col + " < " + hi
+				}
+				if k := b.titleKey(x.Field); k != "" && utf8.RuneCountInString(pre) <= titleKeyPrefix {
+					// a title starts with pre exactly when its key does
+					cond += " AND " + k + "(" + col + ") >= " + k + "(" + lo + ")"
+					if hi != "" {
+						cond += " AND " + k + "(" + col + ") < " + k + "(" + hi + ")"
+					}
 				}
 				if exact {
 					// the range is the whole condition
@@ -592,7 +628,15 @@ func (b *builder) expr(x query.Expr) (string, error) {
 		for i, v := range x.Values {
 			ps[i] = b.arg(v)
 		}
-		return b.col(x.Field) + " IN (" + strings.Join(ps, ", ") + ")", nil
+		col := b.col(x.Field)
+		s := col + " IN (" + strings.Join(ps, ", ") + ")"
+		if k := b.titleKey(x.Field); k != "" {
+			for i := range ps {
+				ps[i] = k + "(" + ps[i] + ")"
+			}
+			s = "(" + s + " AND " + k + "(" + col + ") IN (" + strings.Join(ps, ", ") + "))"
+		}
+		return s, nil
 	case query.InQuery:
 		sub := x.Sub
 		parts := make([]string, len(sub.Columns))

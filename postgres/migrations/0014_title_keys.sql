@@ -1,0 +1,38 @@
+-- Resource titles are free text: an Exec's title is its command, a
+-- Notify's its message, and either may be a whole script. PostgreSQL
+-- refuses a btree entry over about 2.7 kB (after compression), and three
+-- indexes held titles as they are (resource_events_title,
+-- resource_events_timestamp and resource_latest's primary key), so a
+-- report with such a title failed its transaction and was not stored.
+-- PuppetDB 7 fails the same way (PDB-5135: it only logs the index size).
+--
+-- The indexes now hold title_key(resource_title): a title of up to 1,000
+-- bytes is its own key (the index is unchanged for every title seen in
+-- practice), a longer one its first 200 characters (at most 800 bytes)
+-- and its MD5 (32). Queries compare keys beside titles
+-- (postgres.Dialect.TitleKey): equality, IN and a regular expression's
+-- literal prefix of up to 200 characters (a title starts with a prefix
+-- of up to 200 characters exactly when its key does); answers stay exact,
+-- as the titles themselves are still compared. Keys of two different
+-- titles are equal only if one title of up to 1,000 bytes spells another
+-- title's prefix and MD5: resource_latest's key would then merge them.
+--
+-- The new indexes are built before this runs, partition by partition
+-- and CONCURRENTLY (titleKeyIndexes in postgres/migrate_concurrent.go):
+-- here they take the old ones' places, a moment's exclusive lock.
+CREATE OR REPLACE FUNCTION title_key(t text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT CASE WHEN octet_length(t) <= 1000 THEN t ELSE left(t, 200) || md5(t) END $$;
+
+CREATE INDEX IF NOT EXISTS resource_events_title_key ON resource_events (title_key(resource_title));
+DROP INDEX resource_events_title;
+ALTER INDEX resource_events_title_key RENAME TO resource_events_title;
+
+CREATE INDEX IF NOT EXISTS resource_events_timestamp_key
+  ON resource_events (timestamp, status, resource_type, title_key(resource_title));
+DROP INDEX resource_events_timestamp;
+ALTER INDEX resource_events_timestamp_key RENAME TO resource_events_timestamp;
+
+CREATE UNIQUE INDEX IF NOT EXISTS resource_latest_key
+  ON resource_latest (certname, resource_type, title_key(resource_title), property_key, name_key);
+ALTER TABLE resource_latest DROP CONSTRAINT resource_latest_pkey;
