@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -56,6 +57,17 @@ func RunLongValues(t *testing.T, open Opener) {
 			if row["resource_title"] != title {
 				t.Fatalf("title %d came back as %.40q...", i, row["resource_title"])
 			}
+		}
+	}
+	// A regular expression anchored on a literal prefix: up to 200
+	// characters the prefix also bounds the titles' keys; beyond, only
+	// the titles. Both find the two long titles that share it, in both
+	// reports.
+	for _, n := range []int{50, 199, 200, 201, 300, 5000} {
+		q, _ := json.Marshal([]any{"~", "resource_title", "^" + regexp.QuoteMeta(prefix[:n])})
+		rows := fetch(t, h, "/pdb/query/v4/events", url.Values{"query": {string(q)}})
+		if len(rows) != 4 {
+			t.Fatalf("regex on the first %d characters of the shared prefix: %d events, want 4", n, len(rows))
 		}
 	}
 	// The latest events of each resource: r2's, one per title.
