@@ -203,6 +203,14 @@ func TestRetentionDropsPartitions(t *testing.T) {
 	if n := partitions(); n != 3 {
 		t.Fatalf("%d partitions after retention, want 3", n)
 	}
+	// the dropped days' spans of event timestamps go with them
+	var spans int
+	conn := getConn(t, u)
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM event_time_bounds
+		WHERE min_ts < $1`, base+2*day-3600000).Scan(&spans); err != nil || spans != 0 {
+		t.Errorf("%d spans of dropped days left (%v)", spans, err)
+	}
+	conn.Close(context.Background())
 	events := getRows(t, h, "/pdb/query/v4/events", nil)
 	if len(events) != 7 {
 		t.Fatalf("%d events left, want 7", len(events))

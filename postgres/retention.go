@@ -172,6 +172,12 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 				tx.Rollback(ctx)
 				return deleted, fmt.Errorf("failure rollup of partition %s: %w", p.name, err)
 			}
+			// and its span of event timestamps (migration 0012)
+			lo, _ := idRange(p.day)
+			if _, err := tx.Exec(ctx, `DELETE FROM event_time_bounds WHERE day = $1::bigint >> 32`, lo); err != nil {
+				tx.Rollback(ctx)
+				return deleted, fmt.Errorf("event time span of partition %s: %w", p.name, err)
+			}
 		}
 		if p.parent == "reports" {
 			// the same for the day's reports; nodes whose latest report
