@@ -78,11 +78,7 @@ func sendPlanned(ctx context.Context, c interface {
 // queryPlanned runs a read statement on a connection of the pool.
 func (db *DB) queryPlanned(ctx context.Context, st store.Statement) (store.Rows, error) {
 	if !st.ValueSensitive {
-		rows, err := db.pool.Query(ctx, st.SQL, st.Args...)
-		if err != nil {
-			return nil, mapError(err)
-		}
-		return &pgRows{Rows: rows}, nil
+		return queryGeneric(ctx, db.pool, st)
 	}
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
@@ -109,11 +105,19 @@ func (db *DB) queryPlanned(ctx context.Context, st store.Statement) (store.Rows,
 // aborts it, which takes back the SET).
 func (q querier) query(ctx context.Context, st store.Statement) (store.Rows, error) {
 	if !st.ValueSensitive {
-		rows, err := q.tx.Query(ctx, st.SQL, st.Args...)
-		if err != nil {
-			return nil, mapError(err)
-		}
-		return &pgRows{Rows: rows}, nil
+		return queryGeneric(ctx, q.tx, st)
 	}
 	return sendPlanned(ctx, q.tx, st, func(bool) {})
+}
+
+// queryGeneric runs a statement that is not value-sensitive as it is: on
+// a session of the pool, its generic plan (plan_cache_mode).
+func queryGeneric(ctx context.Context, on interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, st store.Statement) (store.Rows, error) {
+	rows, err := on.Query(ctx, st.SQL, st.Args...)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return &pgRows{Rows: rows}, nil
 }
