@@ -5,21 +5,23 @@
 # (created before the first) and the 14-day one, one server per probe, the
 # order alternated; both databases receive the same reports into the same
 # day partition, empty before the first file. Server RSS sampled every 2 s.
-#   probes.sh NEW_BINARY
+#   probes.sh BINARY        (DB14=s10kn_14d: the loaded database; TAG: a
+#                            prefix for this set's result names)
 set -u
 [[ -x "${1:-}" ]] || { echo "usage: $0 NEW_BINARY" >&2; exit 2; }
 cd "$(dirname "$0")/../../.."
 D=/work/data-10k; R=$D/results-stop22; mkdir -p $R
 PG=postgres://postgres@127.0.0.1:5432
 PB=$1
+DB14=${DB14:-s10kn_14d}; TAG=${TAG:-}; DAY=${DAY:-16} # DAY: the new day (January 2026)
 for end in 01:30 03:00 04:30; do
-  f=$D/probe-10000n-3runs-16-${end/:/}.jsonl.gz
-  [[ -e $f ]] || python3 ../shared/bench/fleet.py --nodes 10000 --runs 3 --end 2026-01-16T$end:00Z \
+  f=$D/probe-10000n-3runs-$DAY-${end/:/}.jsonl.gz
+  [[ -e $f ]] || python3 ../shared/bench/fleet.py --nodes 10000 --runs 3 --end 2026-01-${DAY}T$end:00Z \
     --out $f >> $R/probe-fleet.log 2>&1
 done
 psql -qAt $PG/postgres -c "DROP DATABASE IF EXISTS probe_empty" -c "CREATE DATABASE probe_empty"
 probe() { # probe NAME DB FILE
-  local out=$R/probe-$1 db=$2 f=$3
+  local out=$R/probe-$TAG$1 db=$2 f=$3
   mkdir -p $out; rm -rf /tmp/probe22-$db; mkdir -p /tmp/probe22-$db
   $PB serve --listen 127.0.0.1:18700 --database $PG/$db --report-ttl 0 \
     --data-dir /tmp/probe22-$db/data --spool-dir /tmp/probe22-$db/spool > $out/server.log 2>&1 &
@@ -32,17 +34,17 @@ probe() { # probe NAME DB FILE
   (while kill -0 $pid 2>/dev/null; do ps -o rss= -p $pid; sleep 2; done) > $out/rss_kb_samples &
   python3 ../shared/bench/ingest.py http://127.0.0.1:18700 --fleet $f --concurrency 8 \
     --json-out $out/ingest.json > $out/ingest.txt 2>&1
-  echo "$1 $(grep 'end to end' $out/ingest.txt) rss_max_kb $(sort -n $out/rss_kb_samples | tail -1)" >> $R/probes.txt
+  echo "$TAG$1 $(grep 'end to end' $out/ingest.txt) rss_max_kb $(sort -n $out/rss_kb_samples | tail -1)" >> $R/probes.txt
   kill $pid; wait $pid
 }
 n=0
 for end in 0130 0300 0430; do
   n=$((n+1))
-  f=$D/probe-10000n-3runs-16-$end.jsonl.gz
+  f=$D/probe-10000n-3runs-$DAY-$end.jsonl.gz
   case $n in 2) order="14d empty";; *) order="empty 14d";; esac
   for w in $order; do
-    case $w in empty) db=probe_empty;; 14d) db=s10kn_14d;; esac
+    case $w in empty) db=probe_empty;; 14d) db=$DB14;; esac
     probe $n-$w $db $f
   done
 done
-date -u +%FT%TZ > $R/probes-done
+date -u +%FT%TZ > $R/probes-${TAG}done
