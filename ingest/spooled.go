@@ -73,14 +73,16 @@ func (c *Committer) Submit(ctx context.Context, r *reportdb.Report) (reportdb.Ou
 	}
 	if s.sp.Len() == 0 {
 		o, err := c.submitDirect(ctx, r)
-		if err != nil && c.retryable(err) {
+		next := c.afterFailure(err)
+		if next == retryOnce {
 			// the database answers again: the failure was the moment
 			// it went away or came back (a pooled connection that a
 			// restart closed fails once); one more try before the
 			// report itself is blamed
 			o, err = c.submitDirect(ctx, r)
+			next = c.afterFailure(err)
 		}
-		if err == nil || !c.spoolable(err) {
+		if next != spoolIt {
 			return o, err
 		}
 		s.log.Warn("the database cannot take reports; spooling them", "err", err, "dir", s.sp.Dir())
@@ -109,34 +111,43 @@ func (c *Committer) AwaitQueued(ctx context.Context, hash string) bool {
 	}
 }
 
-// spoolable tells whether a failed submission should go to the spool:
-// the database is unreachable, failing, or out of disk space. Refusals of
-// the report itself (and shutdown) are returned to the client.
-func (c *Committer) spoolable(err error) bool {
-	if errors.Is(err, ErrClosed) {
-		return false
+// What a submission does after its direct attempt (afterFailure).
+type nextStep int
+
+const (
+	returnIt  nextStep = iota // stored, or the error is the client's answer
+	retryOnce                 // the database answers now: try once more
+	spoolIt                   // the database cannot take it: spool it
+)
+
+// afterFailure decides what follows a direct submission that ended with
+// err: a refusal of the report itself (and shutdown) goes back to the
+// client; a failure in the database is spooled when the database is
+// unreachable or out of disk space, and is worth one more try when the
+// database answers again (asked once: a health check waits up to 5 s
+// when the database's host does not answer).
+func (c *Committer) afterFailure(err error) nextStep {
+	if err == nil || errors.Is(err, ErrClosed) {
+		return returnIt
 	}
-	switch reportdb.ErrorCode(err) {
+	code := reportdb.ErrorCode(err)
+	switch code {
 	case reportdb.EINTERNAL, reportdb.EUNAVAILABLE, reportdb.ENOSPACE:
 	default:
-		return false
+		return returnIt
 	}
-	return DiskFull(err) || !c.databaseUp()
+	if DiskFull(err) || !c.databaseUp() {
+		return spoolIt
+	}
+	if code == reportdb.ENOSPACE {
+		return returnIt
+	}
+	return retryOnce
 }
 
-// retryable tells whether a failed submission is worth one more direct
-// try: it failed in the database (not a refusal of the report), and the
-// database answers now.
-func (c *Committer) retryable(err error) bool {
-	if errors.Is(err, ErrClosed) || DiskFull(err) {
-		return false
-	}
-	switch reportdb.ErrorCode(err) {
-	case reportdb.EINTERNAL, reportdb.EUNAVAILABLE:
-		return c.databaseUp()
-	}
-	return false
-}
+// spoolable tells whether a failed submission should go to the spool
+// (afterFailure).
+func (c *Committer) spoolable(err error) bool { return c.afterFailure(err) == spoolIt }
 
 // DiskFull tells whether err says a disk is full (ENOSPC, SQLite's
 // SQLITE_FULL, PostgreSQL's disk_full 53100).
