@@ -30,9 +30,9 @@ func buildEventsTimestampFilters(ctx context.Context, conn *pgx.Conn) error {
 	return buildPartitionedIndex(ctx, conn, eventsTimestampFilters, "_ts_filters", eventsTimestampFiltersCols)
 }
 
-// titleKeyFunction is migration 0014's title_key, which its concurrent
-// step needs before the migration's SQL runs (the SQL creates it again,
-// for a reader of the migration).
+// titleKeyFunction is migration 0014's title_key, created by its
+// concurrent step, before the indexes that use it (the migration's SQL
+// relies on it and does not define it again).
 const titleKeyFunction = `CREATE OR REPLACE FUNCTION title_key(t text) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   AS $$ SELECT CASE WHEN octet_length(t) <= 1000 THEN t ELSE left(t, 200) || md5(t) END $$`

@@ -17,12 +17,12 @@
 -- titles are equal only if one title of up to 1,000 bytes spells another
 -- title's prefix and MD5: resource_latest's key would then merge them.
 --
--- The new indexes are built before this runs, partition by partition
--- and CONCURRENTLY (titleKeyIndexes in postgres/migrate_concurrent.go):
--- here they take the old ones' places, a moment's exclusive lock.
-CREATE OR REPLACE FUNCTION title_key(t text) RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  AS $$ SELECT CASE WHEN octet_length(t) <= 1000 THEN t ELSE left(t, 200) || md5(t) END $$;
+-- title_key itself and the new indexes are created before this runs,
+-- the indexes partition by partition and CONCURRENTLY (titleKeyFunction
+-- and titleKeyIndexes in postgres/migrate_concurrent.go: the function is
+-- defined there only, so that no second definition can replace it under
+-- indexes built with the first): here they take the old ones' places, a
+-- moment's exclusive lock.
 
 CREATE INDEX IF NOT EXISTS resource_events_title_key ON resource_events (title_key(resource_title));
 DROP INDEX resource_events_title;
