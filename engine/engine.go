@@ -121,7 +121,13 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 	if err := e.bindReportIDs(ctx, d, p, built, count); err != nil {
 		return err
 	}
-	return e.run(ctx, built, count, func(rows store.Rows, total int64) error {
+	run := e.run
+	if n, ok := narrowable(d, p, opts); ok {
+		run = func(ctx context.Context, built, count *sqlgen.Built, fn func(store.Rows, int64) error) error {
+			return e.runNarrowed(ctx, n, built, count, fn)
+		}
+	}
+	return run(ctx, built, count, func(rows store.Rows, total int64) error {
 		enc := newRowEncoder(built.Columns)
 		return fn(&Rows{rows: rows, encode: func(b []byte) ([]byte, error) {
 			if err := rows.Scan(enc.dest...); err != nil {
@@ -284,20 +290,31 @@ func (e *Engine) AggregateEventCounts(ctx context.Context, ap *query.AggregatePl
 }
 
 // Explain describes how the backend runs a plan's statement
-// (explain=analyze): PostgreSQL's JSON plan, or SQLite's plan lines.
+// (explain=analyze): PostgreSQL's JSON plan, or SQLite's plan lines. For
+// a narrowed query (see narrowing), the statement of its head.
 func (e *Engine) Explain(ctx context.Context, p *query.Plan) (any, error) {
 	d := e.b.Dialect()
-	built, err := sqlgen.Select(d, p, options(d, p)...)
+	opts := options(d, p)
+	built, err := sqlgen.Select(d, p, opts...)
 	if err != nil {
 		return nil, err
 	}
 	if err := e.bindReportIDs(ctx, d, p, built); err != nil {
 		return nil, err
 	}
-	st := statement(built)
-	st.SQL = e.b.Dialect().Explain(st.SQL)
 	var lines []any
 	err = e.b.Snapshot(ctx, func(q store.Querier) error {
+		if n, ok := narrowable(d, p, opts); ok {
+			head, _, _, ok, err := n.head(ctx, q)
+			if err != nil {
+				return err
+			}
+			if ok {
+				built = head
+			}
+		}
+		st := statement(built)
+		st.SQL = e.b.Dialect().Explain(st.SQL)
 		rows, err := q.Query(ctx, st)
 		if err != nil {
 			return err

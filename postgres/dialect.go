@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"fmt"
 	"strconv"
 
 	"reportdb/query"
@@ -76,20 +77,34 @@ const resourceEventsSQL = `(SELECT json_agg(ev)::text FROM (SELECT e.status,
  e.resource_type, e.resource_title, e.property, NULL::boolean AS corrective_change,
  e.new_value::jsonb AS new_value, e.old_value::jsonb AS old_value, e.message, e.file, e.line,
  e.containment_path, e.containing_class, e.name
- FROM resource_events e WHERE e.report_id = r.id) ev)`
+ FROM resource_events e WHERE e.report_id = r.id%s) ev)`
 
 // Column implements sqlgen.Dialect: a report's metrics and logs live in
 // report_data; its resource_events are built from the events.
-func (Dialect) Column(t query.Table, alias, col string) string {
+func (d Dialect) Column(t query.Table, alias, col string) string {
+	s, _ := d.BoundedColumn(t, alias, col, "", "")
+	return s
+}
+
+// BoundedColumn implements sqlgen.BoundedColumns: the columns of a report
+// read from report_data and resource_events, whose partitions a statement
+// over reports with ids op arg then plans and opens alone.
+func (Dialect) BoundedColumn(t query.Table, alias, col, op, arg string) (string, bool) {
 	if t == query.ReportsTable && alias == "r" {
+		bound := func(id string) string {
+			if op == "" {
+				return ""
+			}
+			return " AND " + id + " " + op + " " + arg
+		}
 		switch col {
 		case "resource_events":
-			return resourceEventsSQL
+			return fmt.Sprintf(resourceEventsSQL, bound("e.report_id")), true
 		case "metrics", "logs":
-			return "(SELECT d." + col + " FROM report_data d WHERE d.id = r.id)"
+			return "(SELECT d." + col + " FROM report_data d WHERE d.id = r.id" + bound("d.id") + ")", true
 		}
 	}
-	return alias + "." + col
+	return alias + "." + col, false
 }
 
 // SortHash implements sqlgen.Dialect.
@@ -118,4 +133,20 @@ func (Dialect) Lateral() bool { return true }
 // (report id >> 32: see ids.go).
 func (Dialect) EventDaysSQL() string {
 	return "SELECT min(day) << 32, (max(day) + 1) << 32 FROM event_time_bounds WHERE max_ts >= $1 AND min_ts <= $2"
+}
+
+// ReportDaysSQL implements sqlgen.ReportDays: report_time_bounds
+// (migration 0015) holds each day partition's span of start and end
+// times, by day (report id >> 32: see ids.go).
+func (Dialect) ReportDaysSQL(column string) (string, bool) {
+	var lo, hi string
+	switch column {
+	case "start_time":
+		lo, hi = "min_start", "max_start"
+	case "end_time":
+		lo, hi = "min_end", "max_end"
+	default:
+		return "", false
+	}
+	return "SELECT day << 32, (day + 1) << 32, " + lo + ", " + hi + " FROM report_time_bounds", true
 }

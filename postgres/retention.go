@@ -200,6 +200,11 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 				tx.Rollback(ctx)
 				return deleted, fmt.Errorf("latest reports of partition %s: %w", p.name, err)
 			}
+			// and its span of start and end times (migration 0015)
+			if _, err := tx.Exec(ctx, `DELETE FROM report_time_bounds WHERE day = $1::bigint >> 32`, lo); err != nil {
+				tx.Rollback(ctx)
+				return deleted, fmt.Errorf("report time span of partition %s: %w", p.name, err)
+			}
 		}
 		if _, err := tx.Exec(ctx, "DROP TABLE "+tab); err != nil {
 			tx.Rollback(ctx)

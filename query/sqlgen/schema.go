@@ -48,6 +48,13 @@ func (b *builder) col(f *query.Field) string {
 	if b.alias != "" {
 		return b.alias + "." + f.Column
 	}
+	if bc, ok := b.d.(BoundedColumns); ok && f.Table == query.ReportsTable {
+		if op, arg, ok := b.narrowID(); ok {
+			if s, ok := bc.BoundedColumn(f.Table, schema[f.Table].alias, f.Column, op, arg); ok {
+				return s
+			}
+		}
+	}
 	return b.d.Column(f.Table, schema[f.Table].alias, f.Column)
 }
 

@@ -23,6 +23,8 @@ type Built struct {
 	// report ids a statement over events reads, in pairs [lo, hi) (see
 	// BoundReportIDs); none when it reads all.
 	ReportIDArgs []int
+	// Narrowed is set when the statement was narrowed (see Narrowed).
+	Narrowed bool
 }
 
 // OutCol is one output key of a result row.
@@ -46,6 +48,12 @@ type builder struct {
 	// whose bounds are args idArgs (see BoundReportIDs)
 	boundIDs bool
 	idArgs   []int
+	// narrow, when set, narrows a statement over reports (Narrowed), and
+	// narrowed records that it did
+	narrow    *Narrow
+	narrowing bool   // decided by decideNarrow
+	narrowArg string // the placeholder of the head's bound on report ids
+	narrowed  bool
 	// distinctGate, when set, is a condition added to the distinct_resources
 	// window's scan (distinctEventCounts: false when the distinct tables
 	// answer, so that the scan reads no row even where the database does
@@ -54,7 +62,8 @@ type builder struct {
 }
 
 func (b *builder) built(sql string, cols []OutCol) *Built {
-	return &Built{SQL: sql, Args: b.args, Columns: cols, ValueSensitive: b.sensitive, ReportIDArgs: b.idArgs}
+	return &Built{SQL: sql, Args: b.args, Columns: cols, ValueSensitive: b.sensitive, ReportIDArgs: b.idArgs,
+		Narrowed: b.narrowed}
 }
 
 // rangeArg binds a value compared with a range or regular-expression
@@ -118,6 +127,7 @@ func Select(d Dialect, p *query.Plan, opts ...Option) (*Built, error) {
 		}
 		b = newBuilder(d, opts)
 	}
+	b.decideNarrow(p)
 	sel, cols := b.selectList(p)
 	sql, err := b.statement(p, sel, nil, true)
 	if err != nil {
@@ -185,6 +195,15 @@ func (b *builder) statement(p *query.Plan, sel string, selUses *uses, paging boo
 			where = " WHERE (" + strings.TrimPrefix(where, " WHERE ") + ") AND " + c
 		}
 	}
+	if latestFrom == "" {
+		if c := b.narrowCond(); c != "" {
+			if where == "" {
+				where = " WHERE " + c
+			} else {
+				where = " WHERE (" + strings.TrimPrefix(where, " WHERE ") + ") AND " + c
+			}
+		}
+	}
 	if paging && p.Offset > 0 && p.Entity == query.Reports && len(p.GroupBy) == 0 && !aggregates(p) {
 		// Late row lookup: page through the narrow index first, then build
 		// full rows (blobs, aggregated events) for the page only, so deep
@@ -194,7 +213,13 @@ func (b *builder) statement(p *query.Plan, sel string, selUses *uses, paging boo
 			from = latestFrom
 		}
 		inner := "SELECT r.id FROM " + from + where + b.orderLimit(p.OrderBy, p.Limit, p.Offset)
-		return "SELECT " + sel + " FROM reports r JOIN (" + inner + ") pg ON pg.id = r.id" +
+		outer := ""
+		if op, arg, ok := b.narrowID(); ok && latestFrom == "" {
+			// the page's reports are all in the head's days: their
+			// partitions alone are opened
+			outer = " WHERE r.id " + op + " " + arg
+		}
+		return "SELECT " + sel + " FROM reports r JOIN (" + inner + ") pg ON pg.id = r.id" + outer +
 			b.orderLimit(p.OrderBy, 0, 0), nil
 	}
 	var group string

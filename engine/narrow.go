@@ -1,0 +1,257 @@
+package engine
+
+import (
+	"context"
+
+	"reportdb/query"
+	"reportdb/query/sqlgen"
+	"reportdb/store"
+)
+
+// NarrowSpan is how far from the newest (or oldest) report the head of a
+// narrowed query reaches (sqlgen.Narrow): a day, in Unix ms. A node that
+// reports every 30 minutes has 48 reports in it, a fleet of 10,000 nodes
+// about 475,000; a page that the head does not fill is completed from the
+// rest of the days.
+const NarrowSpan = int64(24 * 60 * 60 * 1000)
+
+// narrowing is how a query over reports ordered by a time column is run
+// in two steps (sqlgen.Narrow): the head, the rows within NarrowSpan of
+// the newest (oldest) report's time, from the days whose span of that
+// column reaches it; then, only when the head did not fill the page, the
+// rest. The newest reports of a node, or the first pages of all reports,
+// then read one or two days however many are kept.
+type narrowing struct {
+	p      *query.Plan
+	d      sqlgen.Dialect
+	opts   []sqlgen.Option
+	column string
+	desc   bool
+	sql    string // the days' spans (sqlgen.ReportDays)
+}
+
+// narrowable returns how plan p is narrowed on dialect d, if it is: d
+// keeps the days' spans of reports' times, and p's statement (rendered
+// with opts) is one that sqlgen narrows.
+func narrowable(d sqlgen.Dialect, p *query.Plan, opts []sqlgen.Option) (*narrowing, bool) {
+	rd, ok := d.(sqlgen.ReportDays)
+	if !ok {
+		return nil, false
+	}
+	col, desc, ok := sqlgen.NarrowOrder(p)
+	if !ok {
+		return nil, false
+	}
+	sql, ok := rd.ReportDaysSQL(col)
+	if !ok {
+		return nil, false
+	}
+	n := &narrowing{p: p, d: d, opts: opts, column: col, desc: desc, sql: sql}
+	// statements answered from rollups or from the latest reports are not
+	// narrowed: render one to tell (rendering is cheap; the values are
+	// bound later)
+	if b, err := n.render(sqlgen.Narrow{}); err != nil || !b.Narrowed {
+		return nil, false
+	}
+	return n, true
+}
+
+func (n *narrowing) render(w sqlgen.Narrow) (*sqlgen.Built, error) {
+	w.Column, w.Desc = n.column, n.desc
+	return sqlgen.Select(n.d, n.p, append(n.opts[:len(n.opts):len(n.opts)], sqlgen.Narrowed(w))...)
+}
+
+// head reads the days' spans and renders the head's statement; ok is
+// false when no day has a report (the plain statement answers). restEmpty
+// is set when every day's span lies within the head's bound, so that the
+// rest has no row.
+func (n *narrowing) head(ctx context.Context, q store.Querier) (b *sqlgen.Built, w sqlgen.Narrow, restEmpty, ok bool, err error) {
+	rows, err := q.Query(ctx, store.Statement{SQL: n.sql})
+	if err != nil {
+		return nil, w, false, false, err
+	}
+	type span struct{ lo, hi, min, max int64 }
+	var days []span
+	for rows.Next() {
+		var v [4]any
+		if err := rows.Scan(&v[0], &v[1], &v[2], &v[3]); err != nil {
+			rows.Close()
+			return nil, w, false, false, err
+		}
+		var s span
+		s.lo, _ = asInt(v[0])
+		s.hi, _ = asInt(v[1])
+		s.min, _ = asInt(v[2])
+		s.max, _ = asInt(v[3])
+		days = append(days, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, w, false, false, err
+	}
+	if len(days) == 0 {
+		return nil, w, false, false, nil
+	}
+	// the bound: NarrowSpan before the newest time (after the oldest)
+	edge := days[0].max
+	for _, s := range days {
+		if n.desc {
+			edge = max(edge, s.max)
+		} else {
+			edge = min(edge, s.min)
+		}
+	}
+	w.Bound = edge - NarrowSpan
+	if !n.desc {
+		w.Bound = edge + NarrowSpan
+	}
+	// the head's days: those whose span reaches the bound
+	first := true
+	restEmpty = true
+	for _, s := range days {
+		near := s.max >= w.Bound
+		if !n.desc {
+			near = s.min <= w.Bound
+		}
+		if near {
+			if first {
+				w.Lo, w.Hi, first = s.lo, s.hi, false
+			} else {
+				w.Lo, w.Hi = min(w.Lo, s.lo), max(w.Hi, s.hi)
+			}
+		}
+		// a day with a time beyond the bound on the far side may hold rows
+		// of the rest
+		if (n.desc && s.min < w.Bound) || (!n.desc && s.max > w.Bound) {
+			restEmpty = false
+		}
+	}
+	b, err = n.render(w)
+	if err != nil {
+		return nil, w, false, false, err
+	}
+	return b, w, restEmpty, b.Narrowed, nil
+}
+
+// narrowedRows are the rows of a narrowed query: the head's, then, when
+// they did not fill the page, those of the rest (with the limit left),
+// or, when the head had no row of a page at an offset (so that how many
+// rows it skipped is not known), those of the plain statement.
+type narrowedRows struct {
+	ctx       context.Context
+	q         store.Querier
+	n         *narrowing
+	w         sqlgen.Narrow
+	plain     *sqlgen.Built
+	restEmpty bool
+	cur       store.Rows
+	got       int64 // rows of the head
+	last      bool  // cur is the last statement's
+	err       error
+}
+
+func (r *narrowedRows) NumColumns() int { return r.cur.NumColumns() }
+
+func (r *narrowedRows) Scan(dest ...any) error { return r.cur.Scan(dest...) }
+
+func (r *narrowedRows) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.cur.Err()
+}
+
+func (r *narrowedRows) Close() { r.cur.Close() }
+
+func (r *narrowedRows) Next() bool {
+	if r.cur.Next() {
+		if !r.last {
+			r.got++
+		}
+		return true
+	}
+	if r.last || r.cur.Err() != nil || r.err != nil {
+		return false
+	}
+	// the head is read
+	r.last = true
+	p := r.n.p
+	if r.got >= p.Limit || r.restEmpty {
+		return false
+	}
+	var next *sqlgen.Built
+	if r.got == 0 && p.Offset > 0 {
+		next = r.plain
+	} else {
+		// the head had all of its rows from the offset on: the page
+		// goes on with the first rows of the rest
+		rest := *p
+		rest.Limit, rest.Offset = p.Limit-r.got, 0
+		w := r.w
+		w.Rest = true
+		nr := *r.n
+		nr.p = &rest
+		b, err := nr.render(w)
+		if err != nil {
+			r.err = err
+			return false
+		}
+		next = b
+	}
+	r.cur.Close()
+	rows, err := r.q.Query(r.ctx, statement(next))
+	if err != nil {
+		r.err = err
+		r.cur = emptyRows{}
+		return false
+	}
+	r.cur = rows
+	return r.Next()
+}
+
+// emptyRows stand for a statement that could not be run.
+type emptyRows struct{}
+
+func (emptyRows) NumColumns() int   { return 0 }
+func (emptyRows) Next() bool        { return false }
+func (emptyRows) Scan(...any) error { return nil }
+func (emptyRows) Err() error        { return nil }
+func (emptyRows) Close()            {}
+
+// runNarrowed is run (see there) for a narrowed query: plain is the
+// plan's statement as it is, which answers when no day has a report.
+func (e *Engine) runNarrowed(ctx context.Context, n *narrowing, plain, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
+	exec := func(q store.Querier) error {
+		var total int64 = -1
+		if count != nil {
+			c, err := scalar(ctx, q, count)
+			if err != nil {
+				return err
+			}
+			total = c
+		}
+		head, w, restEmpty, ok, err := n.head(ctx, q)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			rows, err := q.Query(ctx, statement(plain))
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			return fn(rows, total)
+		}
+		rows, err := q.Query(ctx, statement(head))
+		if err != nil {
+			return err
+		}
+		nr := &narrowedRows{ctx: ctx, q: q, n: n, w: w, plain: plain, restEmpty: restEmpty, cur: rows}
+		defer nr.Close()
+		return fn(nr, total)
+	}
+	if count != nil {
+		return e.b.Snapshot(ctx, exec)
+	}
+	return exec(e.b)
+}

@@ -1,0 +1,112 @@
+package sqlgen_test
+
+import (
+	"strings"
+	"testing"
+
+	"reportdb/internal/testcorpus"
+	"reportdb/postgres"
+	"reportdb/query"
+	"reportdb/query/sqlgen"
+	"reportdb/sqlite"
+)
+
+func orderedPlan(t *testing.T, q string, order []query.OrderSpec, limit, offset int64) *query.Plan {
+	t.Helper()
+	o := &query.Options{OrderBy: order, OrderBySet: len(order) > 0, Limit: limit, LimitSet: limit > 0,
+		Offset: offset, OffsetSet: offset > 0}
+	var ast any
+	if q != "" {
+		ast = testcorpus.JSON(t, q)
+	}
+	p, err := query.Compile(query.Reports, ast, o)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return p
+}
+
+// TestNarrowed: a statement over reports ordered first by start_time or
+// end_time, with a limit, is narrowed as Narrowed asks: its head bounds
+// the ordering column and the report ids (one side, with the
+// placeholder that also bounds the report's metrics, logs and events
+// where the dialect reads them from other tables), its rest only the
+// column; a plan on the latest reports, ordered otherwise or in the
+// other direction, without a limit, or a count is not narrowed.
+func TestNarrowed(t *testing.T) {
+	desc := []query.OrderSpec{{Field: "start_time", Desc: true}, {Field: "certname"}}
+	head := sqlgen.Narrow{Column: "start_time", Desc: true, Bound: 1736323200000, Lo: 7 << 32, Hi: 9 << 32}
+	arg := func(b *sqlgen.Built, v any) string {
+		for i, a := range b.Args {
+			if a == v {
+				return postgres.Dialect{}.Placeholder(i + 1)
+			}
+		}
+		t.Fatalf("no argument %v in %v", v, b.Args)
+		return ""
+	}
+	p := orderedPlan(t, `["=","certname","a.example.com"]`, desc, 10, 0)
+	if c, d, ok := sqlgen.NarrowOrder(p); c != "start_time" || !d || !ok {
+		t.Errorf("NarrowOrder: %q %v %v", c, d, ok)
+	}
+	b, err := sqlgen.Select(postgres.Dialect{}, p, sqlgen.Narrowed(head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo := arg(b, int64(7<<32))
+	for _, want := range []string{"r.start_time >= " + arg(b, head.Bound) + " AND r.id >= " + lo,
+		"FROM report_data d WHERE d.id = r.id AND d.id >= " + lo, "e.report_id = r.id AND e.report_id >= " + lo} {
+		if !b.Narrowed || !strings.Contains(b.SQL, want) {
+			t.Errorf("head: narrowed %v, want %q in %s", b.Narrowed, want, b.SQL)
+		}
+	}
+	// a deep page: the late row lookup's outer reports are bounded too
+	b, err = sqlgen.Select(postgres.Dialect{}, orderedPlan(t, "", desc, 100, 5000), sqlgen.Narrowed(head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo := arg(b, int64(7<<32)); !b.Narrowed || !strings.Contains(b.SQL, ") pg ON pg.id = r.id WHERE r.id >= "+lo) {
+		t.Errorf("deep page head: %s", b.SQL)
+	}
+	rest := head
+	rest.Rest = true
+	b, err = sqlgen.Select(postgres.Dialect{}, p, sqlgen.Narrowed(rest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Narrowed || !strings.Contains(b.SQL, "r.start_time < "+arg(b, head.Bound)) || strings.Contains(b.SQL, "d.id >=") ||
+		strings.Contains(b.SQL, "r.id >=") {
+		t.Errorf("rest: %s", b.SQL)
+	}
+	// ascending: at most the bound, below Hi
+	asc := sqlgen.Narrow{Column: "end_time", Bound: 1736323200000, Lo: 7 << 32, Hi: 9 << 32}
+	b, err = sqlgen.Select(sqlite.Dialect{}, orderedPlan(t, "", []query.OrderSpec{{Field: "end_time"}}, 5, 0), sqlgen.Narrowed(asc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Narrowed || !strings.Contains(b.SQL, "r.end_time <= ?") || !strings.Contains(b.SQL, "AND r.id < ?") {
+		t.Errorf("ascending head: %s", b.SQL)
+	}
+	for name, p := range map[string]*query.Plan{
+		"latest":    orderedPlan(t, `["=","latest_report?",true]`, desc, 10, 0),
+		"certname":  orderedPlan(t, "", []query.OrderSpec{{Field: "certname"}, {Field: "start_time", Desc: true}}, 10, 0),
+		"no limit":  orderedPlan(t, "", desc, 0, 0),
+		"ascending": orderedPlan(t, "", []query.OrderSpec{{Field: "start_time"}}, 10, 0),
+		"producer":  orderedPlan(t, "", []query.OrderSpec{{Field: "producer_timestamp", Desc: true}}, 10, 0),
+	} {
+		b, err := sqlgen.Select(postgres.Dialect{}, p, sqlgen.Narrowed(head))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Narrowed || strings.Contains(b.SQL, "r.id >=") || strings.Contains(b.SQL, "d.id >=") {
+			t.Errorf("%s: narrowed: %s", name, b.SQL)
+		}
+	}
+	c, err := sqlgen.Count(postgres.Dialect{}, p, sqlgen.Narrowed(head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Narrowed || strings.Contains(c.SQL, "r.id >=") {
+		t.Errorf("count: narrowed: %s", c.SQL)
+	}
+}
