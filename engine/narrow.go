@@ -21,12 +21,19 @@ const NarrowSpan = int64(24 * 60 * 60 * 1000)
 // column reaches it; then, only when the head did not fill the page, the
 // rest. The newest reports of a node, or the first pages of all reports,
 // then read one or two days however many are kept.
+//
+// A query on one report's hash (sqlgen.NarrowHash: Puppetboard's report
+// page asks for its events) is narrowed the same way, to the days of the
+// newest reports' end times: a report is stored in one day, so when the
+// head has rows they are all of its rows; else the plain statement
+// answers.
 type narrowing struct {
 	p      *query.Plan
 	d      sqlgen.Dialect
 	opts   []sqlgen.Option
 	column string
 	desc   bool
+	unique bool   // by the day of one report (sqlgen.Narrow.Unique)
 	sql    string // the days' spans (sqlgen.ReportDays)
 }
 
@@ -39,14 +46,18 @@ func narrowable(d sqlgen.Dialect, p *query.Plan, opts []sqlgen.Option) (*narrowi
 		return nil, false
 	}
 	col, desc, ok := sqlgen.NarrowOrder(p)
+	unique := false
 	if !ok {
-		return nil, false
+		if !sqlgen.NarrowHash(p) {
+			return nil, false
+		}
+		col, desc, unique = "end_time", true, true
 	}
 	sql, ok := rd.ReportDaysSQL(col)
 	if !ok {
 		return nil, false
 	}
-	n := &narrowing{p: p, d: d, opts: opts, column: col, desc: desc, sql: sql}
+	n := &narrowing{p: p, d: d, opts: opts, column: col, desc: desc, unique: unique, sql: sql}
 	// statements answered from rollups or from the latest reports are not
 	// narrowed: render one to tell (rendering is cheap; the values are
 	// bound later)
@@ -57,7 +68,7 @@ func narrowable(d sqlgen.Dialect, p *query.Plan, opts []sqlgen.Option) (*narrowi
 }
 
 func (n *narrowing) render(w sqlgen.Narrow) (*sqlgen.Built, error) {
-	w.Column, w.Desc = n.column, n.desc
+	w.Column, w.Desc, w.Unique = n.column, n.desc, n.unique
 	return sqlgen.Select(n.d, n.p, append(n.opts[:len(n.opts):len(n.opts)], sqlgen.Narrowed(w))...)
 }
 
@@ -126,6 +137,13 @@ func (n *narrowing) head(ctx context.Context, q store.Querier) (b *sqlgen.Built,
 			restEmpty = false
 		}
 	}
+	if n.unique {
+		// the rest is the days below the head's
+		restEmpty = true
+		for _, s := range days {
+			restEmpty = restEmpty && s.lo >= w.Lo
+		}
+	}
 	b, err = n.render(w)
 	if err != nil {
 		return nil, w, false, false, err
@@ -176,11 +194,11 @@ func (r *narrowedRows) Next() bool {
 	// the head is read
 	r.last = true
 	p := r.n.p
-	if r.got >= p.Limit || r.restEmpty {
+	if r.restEmpty || (r.n.unique && r.got > 0) || (!r.n.unique && r.got >= p.Limit) {
 		return false
 	}
 	var next *sqlgen.Built
-	if r.got == 0 && p.Offset > 0 {
+	if r.n.unique || (r.got == 0 && p.Offset > 0) {
 		next = r.plain
 	} else {
 		// the head had all of its rows from the offset on: the page

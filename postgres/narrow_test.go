@@ -155,6 +155,38 @@ func TestNarrowedReportPagesAreExact(t *testing.T) {
 				certname, field, dir, limit, offset, len(got), got, exp)
 		}
 	}
+	// lookups by hash, of reports and of their events: each stored
+	// report's own, wherever its day; another node's, or an unknown
+	// hash, nothing
+	hashes := func() {
+		t.Helper()
+		stored := getRows(t, h, "/pdb/query/v4/reports", url.Values{})
+		if len(stored) != len(all) {
+			t.Fatalf("%d reports stored, want %d", len(stored), len(all))
+		}
+		for i, row := range stored {
+			if i%3 != 0 && row["certname"] != "gone.example.com" && row["certname"] != "skew.example.com" {
+				continue
+			}
+			hash, cn := row["hash"].(string), row["certname"].(string)
+			got := getRows(t, h, "/pdb/query/v4/reports", url.Values{"query": {fmt.Sprintf(`["=","hash",%q]`, hash)}})
+			if len(got) != 1 || got[0]["certname"] != cn || got[0]["start_time"] != row["start_time"] {
+				t.Errorf("report %s (%s %s): %v", hash, cn, row["start_time"], got)
+			}
+			ev := getRows(t, h, "/pdb/query/v4/events", url.Values{"query": {fmt.Sprintf(`["=","report",%q]`, hash)}})
+			if len(ev) != 1 || ev[0]["certname"] != cn || ev[0]["timestamp"] != row["end_time"] {
+				t.Errorf("events of report %s (%s %s): %v", hash, cn, row["end_time"], ev)
+			}
+			if other := getRows(t, h, "/pdb/query/v4/events", url.Values{"query": {fmt.Sprintf(
+				`["and",["=","report",%q],["=","certname","n1.example.com"]]`, hash)}}); cn != "n1.example.com" && len(other) != 0 {
+				t.Errorf("events of report %s of another node: %v", hash, other)
+			}
+		}
+		if got := getRows(t, h, "/pdb/query/v4/reports", url.Values{"query": {`["=","hash","0000000000000000000000000000000000000000"]`}}); len(got) != 0 {
+			t.Errorf("unknown hash: %v", got)
+		}
+	}
+	hashes()
 	pages := func() {
 		for _, cn := range []string{"", "busy.example.com", "rare.example.com", "gone.example.com",
 			"late.example.com", "skew.example.com", "n3.example.com", "none.example.com"} {
@@ -231,6 +263,7 @@ func TestNarrowedReportPagesAreExact(t *testing.T) {
 	submit(t, h, skew.certname, timedReportBody(skew.certname, skew.start, skew.end, skew.produced))
 	all = append(all, skew)
 	pages()
+	hashes()
 
 	// retention drops the oldest days (and their spans); pages stay exact
 	cut := base + 3*day
@@ -250,6 +283,7 @@ func TestNarrowedReportPagesAreExact(t *testing.T) {
 		t.Errorf("%d spans of days without reports after retention (%v)", stale, err)
 	}
 	pages()
+	hashes()
 }
 
 // TestMigration0015OnExistingData: migration 0015 applied to a database

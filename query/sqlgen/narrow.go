@@ -34,6 +34,11 @@ type Narrow struct {
 	Bound  int64
 	Lo, Hi int64 // report ids [Lo, Hi), of the head's days
 	Rest   bool  // render the rest, not the head
+	// Unique narrows a plan on one report's hash (NarrowHash) instead:
+	// the head is the rows of the reports with ids at or above Lo, with
+	// no bound on a column. The report is in one day, so rows from the
+	// head are all of its rows; the rest is the plain statement.
+	Unique bool
 }
 
 // Narrowed renders a statement over reports narrowed by n (see Narrow);
@@ -80,18 +85,26 @@ type BoundedColumns interface {
 func (b *builder) decideNarrow(p *query.Plan) {
 	n := b.narrow
 	b.narrowing = false
-	if n == nil || b.alias != "" || p.Entity != query.Reports || p.Distinct != nil {
+	if n == nil || b.alias != "" {
 		return
 	}
-	if c, desc, ok := NarrowOrder(p); !ok || c != n.Column || desc != n.Desc {
+	if n.Unique {
+		if !NarrowHash(p) || p.Entity == query.Events && !planUses(p, nil).tables.has(query.ReportsTable) {
+			return
+		}
+	} else if c, desc, ok := NarrowOrder(p); !ok || c != n.Column || desc != n.Desc {
 		return
 	}
 	if b.d.LatestReports() != "" {
-		if _, ok := withoutLatest(p.Filter, p.Entity.Base, "id"); ok {
+		col := "id"
+		if p.Entity.Base == query.EventsTable {
+			col = "report_id"
+		}
+		if _, ok := withoutLatest(p.Filter, p.Entity.Base, col); ok {
 			return
 		}
 	}
-	b.narrowing = true
+	b.narrowing, b.narrowPlan = true, p
 }
 
 // narrowID is the comparison of report ids that bounds a narrowed
@@ -108,16 +121,37 @@ func (b *builder) narrowID() (op, arg string, ok bool) {
 		return "", "", false
 	}
 	if b.narrowArg == "" {
-		if n.Desc {
+		if n.Desc || n.Unique {
 			b.narrowArg = b.arg(n.Lo)
 		} else {
 			b.narrowArg = b.arg(n.Hi)
 		}
 	}
-	if n.Desc {
+	if n.Desc || n.Unique {
 		return ">=", b.narrowArg, true
 	}
 	return "<", b.narrowArg, true
+}
+
+// NarrowHash reports whether Narrow can split plan p by the day of one
+// report (Narrow.Unique): p reads reports or events, requires (at its
+// top) the report's hash to equal a value, and has no grouping or
+// aggregate, so that it has a row only where that report is stored.
+func NarrowHash(p *query.Plan) bool {
+	if (p.Entity != query.Reports && p.Entity != query.Events) || p.Distinct != nil ||
+		len(p.GroupBy) > 0 || aggregates(p) {
+		return false
+	}
+	for _, x := range conjuncts(p.Filter) {
+		c, ok := x.(query.Cmp)
+		if !ok || c.Op != "=" || c.Field == nil || c.Field.Table != query.ReportsTable || c.Field.Column != "hash" {
+			continue
+		}
+		if _, isString := c.Value.(string); isString {
+			return true
+		}
+	}
+	return false
 }
 
 // narrowCond is the condition Narrowed adds to the WHERE clause of a
@@ -131,8 +165,16 @@ func (b *builder) narrowCond() string {
 		return ""
 	}
 	n := b.narrow
-	col := schema[query.ReportsTable].alias + "." + n.Column
 	b.narrowed = true
+	if n.Unique {
+		op, arg, _ := b.narrowID()
+		r := schema[query.ReportsTable].alias + ".id " + op + " " + arg
+		if b.narrowPlan.Entity == query.Events {
+			return schema[query.EventsTable].alias + ".report_id " + op + " " + arg + " AND " + r
+		}
+		return r
+	}
+	col := schema[query.ReportsTable].alias + "." + n.Column
 	switch {
 	case n.Rest && n.Desc:
 		return col + " < " + b.arg(n.Bound)

@@ -110,3 +110,48 @@ func TestNarrowed(t *testing.T) {
 		t.Errorf("count: narrowed: %s", c.SQL)
 	}
 }
+
+// TestNarrowedByHash: a plan on one report's hash is narrowed by the day
+// of its report (Narrow.Unique): report ids at or above Lo, on the events
+// and on the reports they join; a plan whose hash is under OR, or that
+// groups or counts, is not.
+func TestNarrowedByHash(t *testing.T) {
+	w := sqlgen.Narrow{Unique: true, Lo: 7 << 32}
+	ev := plan(t, query.Events, `["and",["=","report","abc"],["=","status","failure"]]`)
+	if !sqlgen.NarrowHash(ev) {
+		t.Fatal("events of a report: not narrowable")
+	}
+	b, err := sqlgen.Select(postgres.Dialect{}, ev, sqlgen.Narrowed(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Narrowed || !strings.Contains(b.SQL, "e.report_id >= $") || !strings.Contains(b.SQL, "r.id >= $") {
+		t.Errorf("events of a report: %s", b.SQL)
+	}
+	rp := plan(t, query.Reports, `["=","hash","abc"]`)
+	b, err = sqlgen.Select(postgres.Dialect{}, rp, sqlgen.Narrowed(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Narrowed || !strings.Contains(b.SQL, "r.id >= $") || !strings.Contains(b.SQL, "d.id >= $") {
+		t.Errorf("a report: %s", b.SQL)
+	}
+	for _, c := range []struct {
+		e *query.Entity
+		q string
+	}{
+		{query.Reports, `["or",["=","hash","abc"],["=","configuration_version","abc"]]`},
+		{query.Events, `["extract",[["function","count"]],["=","report","abc"]]`},
+		{query.Events, `["=","status","failure"]`},
+		{query.Reports, `["and",["=","hash","abc"],["=","latest_report?",true]]`},
+	} {
+		p := plan(t, c.e, c.q)
+		b, err := sqlgen.Select(postgres.Dialect{}, p, sqlgen.Narrowed(w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Narrowed || strings.Contains(b.SQL, "r.id >= $") {
+			t.Errorf("%s: narrowed: %s", c.q, b.SQL)
+		}
+	}
+}

@@ -50,10 +50,11 @@ type builder struct {
 	idArgs   []int
 	// narrow, when set, narrows a statement over reports (Narrowed), and
 	// narrowed records that it did
-	narrow    *Narrow
-	narrowing bool   // decided by decideNarrow
-	narrowArg string // the placeholder of the head's bound on report ids
-	narrowed  bool
+	narrow     *Narrow
+	narrowing  bool // decided by decideNarrow, for narrowPlan
+	narrowPlan *query.Plan
+	narrowArg  string // the placeholder of the head's bound on report ids
+	narrowed   bool
 	// distinctGate, when set, is a condition added to the distinct_resources
 	// window's scan (distinctEventCounts: false when the distinct tables
 	// answer, so that the scan reads no row even where the database does
