@@ -121,6 +121,9 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 	if err := e.bindReportIDs(ctx, d, p, built, count); err != nil {
 		return err
 	}
+	if err := e.bindEventWindows(ctx, built, count); err != nil {
+		return err
+	}
 	run := e.run
 	if n, ok := narrowable(d, p, opts); ok {
 		run = func(ctx context.Context, built, count *sqlgen.Built, fn func(store.Rows, int64) error) error {
@@ -200,11 +203,76 @@ func (e *Engine) bindReportIDs(ctx context.Context, d sqlgen.Dialect, p *query.P
 	return nil
 }
 
+// bindEventWindows binds, in statements whose event subqueries read
+// windows of event timestamps (sqlgen.EventWindow), the range of report
+// ids of the days whose span of event timestamps meets each window, read
+// first in one statement (the spans of every day). As in bindReportIDs,
+// the spans and the statements may see different moments.
+func (e *Engine) bindEventWindows(ctx context.Context, bs ...*sqlgen.Built) error {
+	need := false
+	for _, b := range bs {
+		need = need || (b != nil && len(b.EventWindows) > 0)
+	}
+	if !need {
+		return nil
+	}
+	ed, ok := e.b.Dialect().(sqlgen.EventDays)
+	if !ok {
+		return fmt.Errorf("engine: event windows on a dialect without event days")
+	}
+	rows, err := e.b.Query(ctx, store.Statement{SQL: ed.EventSpansSQL()})
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	type span struct{ lo, hi, min, max int64 }
+	var days []span
+	for rows.Next() {
+		var v [4]any
+		if err := rows.Scan(&v[0], &v[1], &v[2], &v[3]); err != nil {
+			return err
+		}
+		var s span
+		s.lo, _ = asInt(v[0])
+		s.hi, _ = asInt(v[1])
+		s.min, _ = asInt(v[2])
+		s.max, _ = asInt(v[3])
+		days = append(days, s)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, b := range bs {
+		if b == nil {
+			continue
+		}
+		for _, w := range b.EventWindows {
+			var lo, hi int64 // no day meets the window: an empty range
+			first := true
+			for _, s := range days {
+				if s.max < w.From || s.min > w.To {
+					continue
+				}
+				if first {
+					lo, hi, first = s.lo, s.hi, false
+				} else {
+					lo, hi = min(lo, s.lo), max(hi, s.hi)
+				}
+			}
+			b.Args[w.Lo], b.Args[w.Hi] = lo, hi
+		}
+	}
+	return nil
+}
+
 // EventCounts runs an event-counts plan: rows are
 // {"failures":..,"skips":..,"successes":..,"noops":..,"subject_type":..,"subject":{..}}.
 func (e *Engine) EventCounts(ctx context.Context, p *query.CountsPlan, withTotal bool, fn func(rows *Rows, total int64) error) error {
 	built, count, err := render(e.b.Dialect(), p, withTotal, sqlgen.EventCounts, sqlgen.EventCountsTotal)
 	if err != nil {
+		return err
+	}
+	if err := e.bindEventWindows(ctx, built, count); err != nil {
 		return err
 	}
 	subject := query.SubjectColumns(p.SummarizeBy)
@@ -250,6 +318,9 @@ func (e *Engine) AggregateEventCounts(ctx context.Context, ap *query.AggregatePl
 			return nil, err
 		}
 		builts[i] = b
+	}
+	if err := e.bindEventWindows(ctx, builts...); err != nil {
+		return nil, err
 	}
 	var result []any
 	err := e.b.Snapshot(ctx, func(q store.Querier) error {
@@ -300,6 +371,9 @@ func (e *Engine) Explain(ctx context.Context, p *query.Plan) (any, error) {
 		return nil, err
 	}
 	if err := e.bindReportIDs(ctx, d, p, built); err != nil {
+		return nil, err
+	}
+	if err := e.bindEventWindows(ctx, built); err != nil {
 		return nil, err
 	}
 	var lines []any

@@ -135,6 +135,12 @@ func (Dialect) EventDaysSQL() string {
 	return "SELECT min(day) << 32, (max(day) + 1) << 32 FROM event_time_bounds WHERE max_ts >= $1 AND min_ts <= $2"
 }
 
+// EventSpansSQL implements sqlgen.EventDays: each day's span of event
+// timestamps (event_time_bounds).
+func (Dialect) EventSpansSQL() string {
+	return "SELECT day << 32, (day + 1) << 32, min_ts, max_ts FROM event_time_bounds"
+}
+
 // ReportDaysSQL implements sqlgen.ReportDays: report_time_bounds
 // (migration 0015) holds each day partition's span of start and end
 // times, by day (report id >> 32: see ids.go).

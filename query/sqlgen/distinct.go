@@ -1,6 +1,7 @@
 package sqlgen
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -177,14 +178,16 @@ func (b *builder) distinctCountsSQL(dp *distinctPlan) string {
 		// the keys whose newest event is in the edge: of the keys of the
 		// edge's events, those whose newest timestamp is still there
 		parts = append(parts, latestSumSQL("", s.sign, latestOfEventKeys(b.d.TitleKey(), true,
-			"e.timestamp >= "+b.rangeArg(s.from)+" AND e.timestamp < "+b.rangeArg(s.to)),
+			"e.timestamp >= "+b.rangeArg(s.from)+" AND e.timestamp < "+b.rangeArg(s.to)+
+				b.eventWindowCond(s.from, s.to-1, "e", "r")),
 			"l.ts >= "+b.rangeArg(s.from)+" AND l.ts < "+b.rangeArg(s.to)))
 	}
 	// the keys with events newer than the window: their newest event in
 	// the window is their previous timestamp's (the guard makes sure no
 	// key has two timestamps after the window)
 	if dp.lo < dp.hi {
-		parts = append(parts, latestSumSQL("prev_", 1, latestOfEventKeys(b.d.TitleKey(), true, "e.timestamp > "+b.rangeArg(dp.end)),
+		parts = append(parts, latestSumSQL("prev_", 1, latestOfEventKeys(b.d.TitleKey(), true,
+			"e.timestamp > "+b.rangeArg(dp.end)+b.eventWindowCond(dp.end+1, math.MaxInt64, "e", "r")),
 			"l.ts > "+b.rangeArg(dp.end)+" AND l.prev_ts >= "+b.rangeArg(dp.lo)+" AND l.prev_ts < "+b.rangeArg(dp.hi)))
 	}
 	out := []string{"t.resource_type AS resource_type", "t.resource_title AS resource_title"}
@@ -243,7 +246,8 @@ func latestOfEventKeys(titleKey string, distinct bool, cond string) string {
 // straddling valid_from still counts keys retention removed from
 // resource_latest).
 func (b *builder) distinctGuard(dp *distinctPlan) string {
-	return "NOT EXISTS (SELECT 1 FROM " + latestOfEventKeys(b.d.TitleKey(), false, "e.timestamp > "+b.rangeArg(dp.end)) +
+	return "NOT EXISTS (SELECT 1 FROM " + latestOfEventKeys(b.d.TitleKey(), false,
+		"e.timestamp > "+b.rangeArg(dp.end)+b.eventWindowCond(dp.end+1, math.MaxInt64, "e", "r")) +
 		" WHERE l.prev_ts > " + b.rangeArg(dp.end) + ")" +
 		" AND NOT EXISTS (SELECT 1 FROM distinct_state WHERE valid_from > " + b.rangeArg(dp.readsFrom) + ")"
 }

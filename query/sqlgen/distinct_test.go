@@ -61,3 +61,46 @@ func TestDistinctCovered(t *testing.T) {
 		}
 	}
 }
+
+// TestDistinctEventWindows: on a dialect that keeps the days' spans of
+// event timestamps (PostgreSQL), every subquery of a distinct_resources
+// statement that reads events bounds their report ids (and the joined
+// reports') by a pair of arguments, one EventWindow each: the edges of
+// the window, the events after its end (the guard and the previous
+// timestamps' counts), and the scan over the window itself. SQLite has
+// none.
+func TestDistinctEventWindows(t *testing.T) {
+	const day = `["and",[">","timestamp","2026-01-01T00:00:00Z"],["<=","timestamp","2026-01-02T00:00:00Z"]]`
+	w := &query.DistinctWindow{Start: 1767225600000, End: 1767312000000}
+	o := &query.Options{SummarizeBy: "resource", Distinct: w, Query: testcorpus.JSON(t, day), QuerySet: true}
+	p, err := query.CompileEventCounts(o, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := sqlgen.EventCounts(postgres.Dialect{}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := strings.Count(b.SQL, "FROM resource_events e")
+	if len(b.EventWindows) == 0 || len(b.EventWindows) != reads {
+		t.Fatalf("%d event windows for %d subqueries over events\n%s", len(b.EventWindows), reads, b.SQL)
+	}
+	var scan, after bool
+	for _, ew := range b.EventWindows {
+		lo, hi := postgres.Dialect{}.Placeholder(ew.Lo+1), postgres.Dialect{}.Placeholder(ew.Hi+1)
+		if !strings.Contains(b.SQL, "e.report_id >= "+lo+" AND e.report_id < "+hi) {
+			t.Errorf("window %+v: no bound on the events' report ids", ew)
+		}
+		if ew.From > ew.To || ew.To < w.Start {
+			t.Errorf("window %+v: outside the request's", ew)
+		}
+		scan = scan || (ew.From == w.Start && ew.To == w.End)
+		after = after || ew.From == w.End+1
+	}
+	if !scan || !after || !b.ValueSensitive {
+		t.Errorf("scan window %v, after-the-end window %v, planned with values %v", scan, after, b.ValueSensitive)
+	}
+	if b, err := sqlgen.EventCounts(sqlite.Dialect{}, p); err != nil || len(b.EventWindows) != 0 {
+		t.Errorf("SQLite: %d event windows (%v)", len(b.EventWindows), err)
+	}
+}

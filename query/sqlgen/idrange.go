@@ -31,6 +31,39 @@ type EventDays interface {
 	// report ids of the days whose events' span meets [$1, $2] (Unix ms),
 	// both NULL when none does.
 	EventDaysSQL() string
+	// EventSpansSQL is a statement whose rows are, for each day, the
+	// range [lo, hi) of its report ids and the span [min, max] (Unix ms)
+	// of its events' timestamps.
+	EventSpansSQL() string
+}
+
+// EventWindow is a window [From, To] (Unix ms) of event timestamps that
+// a subquery of a statement reads, and the indexes in Built.Args of the
+// bounds [lo, hi) of the report ids it reads: the engine binds those of
+// the days whose span of event timestamps meets the window (EventDays),
+// both 0 when none does (the subquery then reads nothing, as there is no
+// event in the window).
+type EventWindow struct {
+	From, To int64
+	Lo, Hi   int
+}
+
+// eventWindowCond bounds the report ids of the events (alias e) and the
+// reports they join (alias r) that a subquery reads in the window [from,
+// to] of event timestamps, where the dialect keeps the days' spans
+// (EventDays): "" where it does not. The statement is then planned with
+// its values, so that the bounds prune the partitions as it is planned.
+func (b *builder) eventWindowCond(from, to int64, e, r string) string {
+	if _, ok := b.d.(EventDays); !ok {
+		return ""
+	}
+	lo := b.rangeArg(int64(0))
+	w := EventWindow{From: from, To: to, Lo: len(b.args) - 1}
+	hi := b.rangeArg(int64(0))
+	w.Hi = len(b.args) - 1
+	b.windows = append(b.windows, w)
+	return " AND " + e + ".report_id >= " + lo + " AND " + e + ".report_id < " + hi +
+		" AND " + r + ".id >= " + lo + " AND " + r + ".id < " + hi
 }
 
 // EventTimeWindow returns the window [from, to] (Unix ms, inclusive) of

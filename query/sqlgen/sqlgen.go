@@ -25,6 +25,10 @@ type Built struct {
 	ReportIDArgs []int
 	// Narrowed is set when the statement was narrowed (see Narrowed).
 	Narrowed bool
+	// EventWindows are the windows of event timestamps whose days' report
+	// ids the statement's event subqueries are bounded by (see
+	// EventWindow), to be bound before it runs.
+	EventWindows []EventWindow
 }
 
 // OutCol is one output key of a result row.
@@ -55,6 +59,7 @@ type builder struct {
 	narrowPlan *query.Plan
 	narrowArg  string // the placeholder of the head's bound on report ids
 	narrowed   bool
+	windows    []EventWindow // see Built.EventWindows
 	// distinctGate, when set, is a condition added to the distinct_resources
 	// window's scan (distinctEventCounts: false when the distinct tables
 	// answer, so that the scan reads no row even where the database does
@@ -64,7 +69,7 @@ type builder struct {
 
 func (b *builder) built(sql string, cols []OutCol) *Built {
 	return &Built{SQL: sql, Args: b.args, Columns: cols, ValueSensitive: b.sensitive, ReportIDArgs: b.idArgs,
-		Narrowed: b.narrowed}
+		Narrowed: b.narrowed, EventWindows: b.windows}
 }
 
 // rangeArg binds a value compared with a range or regular-expression
@@ -334,7 +339,7 @@ func (b *builder) from(p *query.Plan, u uses) string {
 		from := "(SELECT " + strings.Join(sel, ", ") + ", MAX(e.timestamp) OVER (PARTITION BY " + key +
 			") AS distinct_max FROM resource_events e " +
 			"JOIN reports r2 ON r2.id = e.report_id WHERE e.timestamp >= " + b.rangeArg(w.Start) +
-			" AND e.timestamp <= " + b.rangeArg(w.End)
+			" AND e.timestamp <= " + b.rangeArg(w.End) + b.eventWindowCond(w.Start, w.End, "e", "r2")
 		if b.distinctGate != "" {
 			from += " AND " + b.distinctGate
 		}
