@@ -5,12 +5,13 @@
 # (created before the first) and the 14-day one, one server per probe, the
 # order alternated; both databases receive the same reports into the same
 # day partition, empty before the first file. Server RSS sampled every 2 s.
-#   probes.sh BINARY        (DB14=s10kn_14d: the loaded database; TAG: a
+#   probes.sh BINARY        (DB14=s10kn_14d: the loaded database; R: where
+#                            results go (stop 23: results-stop23); TAG: a
 #                            prefix for this set's result names)
 set -u
 [[ -x "${1:-}" ]] || { echo "usage: $0 NEW_BINARY" >&2; exit 2; }
 cd "$(dirname "$0")/../../.."
-D=/work/data-10k; R=$D/results-stop22; mkdir -p $R
+D=/work/data-10k; R=${R:-$D/results-stop22}; mkdir -p $R
 PG=postgres://postgres@127.0.0.1:5432
 PB=$1
 DB14=${DB14:-s10kn_14d}; TAG=${TAG:-}; DAY=${DAY:-16} # DAY: the new day (January 2026)
