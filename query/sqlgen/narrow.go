@@ -22,9 +22,10 @@ type ReportDays interface {
 // only the days that can hold them.
 //
 // For a descending order, the head is the rows whose Column is at least
-// Bound within the report ids [Lo, Hi) (which must hold every such row),
-// and the rest the rows whose Column is below Bound, from every day;
-// ascending, at most and above. The plan's LIMIT and OFFSET apply to
+// Bound, read from the report ids at or above Lo ([Lo, Hi) must hold
+// every such row; later days are read too), and the rest the rows whose
+// Column is below Bound, from every day; ascending, at most and above
+// Bound, from the ids below Hi. The plan's LIMIT and OFFSET apply to
 // either statement as rendered: the engine asks for the head first, and
 // for the rest (with the limit left) only when the head did not fill the
 // page.
