@@ -77,6 +77,16 @@ func (e *Engine) run(ctx context.Context, rowsSQL, count *sqlgen.Built, fn func(
 	return exec(e.b)
 }
 
+// runPlan is run for the statements of plan p (rendered with opts), or
+// runNarrowed when p is narrowed on the backend's dialect (see
+// narrowing).
+func (e *Engine) runPlan(ctx context.Context, p *query.Plan, opts []sqlgen.Option, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
+	if n, ok := narrowable(e.b.Dialect(), p, opts); ok {
+		return e.runNarrowed(ctx, n, rowsSQL, count, fn)
+	}
+	return e.run(ctx, rowsSQL, count, fn)
+}
+
 func scalar(ctx context.Context, q store.Querier, b *sqlgen.Built) (int64, error) {
 	rows, err := q.Query(ctx, statement(b))
 	if err != nil {
@@ -124,13 +134,7 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 	if err := e.bindEventWindows(ctx, built, count); err != nil {
 		return err
 	}
-	run := e.run
-	if n, ok := narrowable(d, p, opts); ok {
-		run = func(ctx context.Context, built, count *sqlgen.Built, fn func(store.Rows, int64) error) error {
-			return e.runNarrowed(ctx, n, built, count, fn)
-		}
-	}
-	return run(ctx, built, count, func(rows store.Rows, total int64) error {
+	return e.runPlan(ctx, p, opts, built, count, func(rows store.Rows, total int64) error {
 		enc := newRowEncoder(built.Columns)
 		return fn(&Rows{rows: rows, encode: func(b []byte) ([]byte, error) {
 			if err := rows.Scan(enc.dest...); err != nil {
@@ -468,7 +472,7 @@ func (e *Engine) ReportDocument(ctx context.Context, hash, field string) ([]byte
 	}
 	var data []byte
 	found := false
-	err = e.run(ctx, built, nil, func(rows store.Rows, _ int64) error {
+	err = e.runPlan(ctx, p, nil, built, nil, func(rows store.Rows, _ int64) error {
 		if rows.Next() {
 			found = true
 			var doc, hash any

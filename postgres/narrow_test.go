@@ -155,9 +155,9 @@ func TestNarrowedReportPagesAreExact(t *testing.T) {
 				certname, field, dir, limit, offset, len(got), got, exp)
 		}
 	}
-	// lookups by hash, of reports and of their events: each stored
-	// report's own, wherever its day; another node's, or an unknown
-	// hash, nothing
+	// lookups by hash, of reports, their logs, metrics and events: each
+	// stored report's own, wherever its day; another node's, or an
+	// unknown hash, nothing
 	hashes := func() {
 		t.Helper()
 		stored := getRows(t, h, "/pdb/query/v4/reports", url.Values{})
@@ -172,6 +172,14 @@ func TestNarrowedReportPagesAreExact(t *testing.T) {
 			got := getRows(t, h, "/pdb/query/v4/reports", url.Values{"query": {fmt.Sprintf(`["=","hash",%q]`, hash)}})
 			if len(got) != 1 || got[0]["certname"] != cn || got[0]["start_time"] != row["start_time"] {
 				t.Errorf("report %s (%s %s): %v", hash, cn, row["start_time"], got)
+			}
+			st, _ := time.Parse(time.RFC3339Nano, row["start_time"].(string))
+			logs := getRows(t, h, "/pdb/query/v4/reports/"+hash+"/logs", url.Values{})
+			if len(logs) != 1 || logs[0]["message"] != fmt.Sprintf("run %d", st.UnixMilli()) {
+				t.Errorf("logs of report %s (%s %s): %v", hash, cn, row["start_time"], logs)
+			}
+			if m := getRows(t, h, "/pdb/query/v4/reports/"+hash+"/metrics", url.Values{}); len(m) != 1 || m[0]["name"] != "total" {
+				t.Errorf("metrics of report %s: %v", hash, m)
 			}
 			ev := getRows(t, h, "/pdb/query/v4/events", url.Values{"query": {fmt.Sprintf(`["=","report",%q]`, hash)}})
 			if len(ev) != 1 || ev[0]["certname"] != cn || ev[0]["timestamp"] != row["end_time"] {
