@@ -55,6 +55,14 @@ func statement(b *sqlgen.Built) store.Statement {
 // rows first, in one snapshot; fn gets the rows and the count (-1 when
 // not asked for).
 func (e *Engine) run(ctx context.Context, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
+	return e.runRows(ctx, count, func(q store.Querier) (store.Rows, error) {
+		return q.Query(ctx, statement(rowsSQL))
+	}, fn)
+}
+
+// runRows is run with the rows opened by open (on the snapshot's
+// querier when count asks for one).
+func (e *Engine) runRows(ctx context.Context, count *sqlgen.Built, open func(q store.Querier) (store.Rows, error), fn func(rows store.Rows, total int64) error) error {
 	exec := func(q store.Querier) error {
 		var total int64 = -1
 		if count != nil {
@@ -64,7 +72,7 @@ func (e *Engine) run(ctx context.Context, rowsSQL, count *sqlgen.Built, fn func(
 			}
 			total = n
 		}
-		rows, err := q.Query(ctx, statement(rowsSQL))
+		rows, err := open(q)
 		if err != nil {
 			return err
 		}
@@ -224,26 +232,8 @@ func (e *Engine) bindEventWindows(ctx context.Context, bs ...*sqlgen.Built) erro
 	if !ok {
 		return fmt.Errorf("engine: event windows on a dialect without event days")
 	}
-	rows, err := e.b.Query(ctx, store.Statement{SQL: ed.EventSpansSQL()})
+	days, err := readSpans(ctx, e.b, ed.EventSpansSQL())
 	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	type span struct{ lo, hi, min, max int64 }
-	var days []span
-	for rows.Next() {
-		var v [4]any
-		if err := rows.Scan(&v[0], &v[1], &v[2], &v[3]); err != nil {
-			return err
-		}
-		var s span
-		s.lo, _ = asInt(v[0])
-		s.hi, _ = asInt(v[1])
-		s.min, _ = asInt(v[2])
-		s.max, _ = asInt(v[3])
-		days = append(days, s)
-	}
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, b := range bs {
@@ -251,22 +241,56 @@ func (e *Engine) bindEventWindows(ctx context.Context, bs ...*sqlgen.Built) erro
 			continue
 		}
 		for _, w := range b.EventWindows {
-			var lo, hi int64 // no day meets the window: an empty range
-			first := true
-			for _, s := range days {
-				if s.max < w.From || s.min > w.To {
-					continue
-				}
-				if first {
-					lo, hi, first = s.lo, s.hi, false
-				} else {
-					lo, hi = min(lo, s.lo), max(hi, s.hi)
-				}
-			}
+			// no day meets the window: an empty range, 0 and 0
+			lo, hi, _ := idRange(days, func(s daySpan) bool { return s.max >= w.From && s.min <= w.To })
 			b.Args[w.Lo], b.Args[w.Hi] = lo, hi
 		}
 	}
 	return nil
+}
+
+// daySpan is one day's range [lo, hi) of report ids and a span [min, max]
+// (Unix ms) of a time of its reports or events (sqlgen.ReportDays,
+// sqlgen.EventDays).
+type daySpan struct{ lo, hi, min, max int64 }
+
+// readSpans runs a statement whose rows are days' spans.
+func readSpans(ctx context.Context, q store.Querier, sql string) ([]daySpan, error) {
+	rows, err := q.Query(ctx, store.Statement{SQL: sql})
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var days []daySpan
+	for rows.Next() {
+		var v [4]any
+		if err := rows.Scan(&v[0], &v[1], &v[2], &v[3]); err != nil {
+			return nil, err
+		}
+		var s daySpan
+		s.lo, _ = asInt(v[0])
+		s.hi, _ = asInt(v[1])
+		s.min, _ = asInt(v[2])
+		s.max, _ = asInt(v[3])
+		days = append(days, s)
+	}
+	return days, rows.Err()
+}
+
+// idRange is the range [lo, hi) of the report ids of the days for which
+// in holds; ok is false (and the range empty) when it holds for none.
+func idRange(days []daySpan, in func(daySpan) bool) (lo, hi int64, ok bool) {
+	for _, s := range days {
+		if !in(s) {
+			continue
+		}
+		if !ok {
+			lo, hi, ok = s.lo, s.hi, true
+		} else {
+			lo, hi = min(lo, s.lo), max(hi, s.hi)
+		}
+	}
+	return lo, hi, ok
 }
 
 // EventCounts runs an event-counts plan: rows are

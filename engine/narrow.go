@@ -77,71 +77,42 @@ func (n *narrowing) render(w sqlgen.Narrow) (*sqlgen.Built, error) {
 // is set when every day's span lies within the head's bound, so that the
 // rest has no row.
 func (n *narrowing) head(ctx context.Context, q store.Querier) (b *sqlgen.Built, w sqlgen.Narrow, restEmpty, ok bool, err error) {
-	rows, err := q.Query(ctx, store.Statement{SQL: n.sql})
-	if err != nil {
+	days, err := readSpans(ctx, q, n.sql)
+	if err != nil || len(days) == 0 {
 		return nil, w, false, false, err
-	}
-	type span struct{ lo, hi, min, max int64 }
-	var days []span
-	for rows.Next() {
-		var v [4]any
-		if err := rows.Scan(&v[0], &v[1], &v[2], &v[3]); err != nil {
-			rows.Close()
-			return nil, w, false, false, err
-		}
-		var s span
-		s.lo, _ = asInt(v[0])
-		s.hi, _ = asInt(v[1])
-		s.min, _ = asInt(v[2])
-		s.max, _ = asInt(v[3])
-		days = append(days, s)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, w, false, false, err
-	}
-	if len(days) == 0 {
-		return nil, w, false, false, nil
 	}
 	// the bound: NarrowSpan before the newest time (after the oldest)
-	edge := days[0].max
-	for _, s := range days {
-		if n.desc {
+	if n.desc {
+		edge := days[0].max
+		for _, s := range days {
 			edge = max(edge, s.max)
-		} else {
+		}
+		w.Bound = edge - NarrowSpan
+	} else {
+		edge := days[0].min
+		for _, s := range days {
 			edge = min(edge, s.min)
 		}
-	}
-	w.Bound = edge - NarrowSpan
-	if !n.desc {
 		w.Bound = edge + NarrowSpan
 	}
 	// the head's days: those whose span reaches the bound
-	first := true
+	w.Lo, w.Hi, _ = idRange(days, func(s daySpan) bool {
+		if n.desc {
+			return s.max >= w.Bound
+		}
+		return s.min <= w.Bound
+	})
+	// the rest is empty when no day holds a time beyond the bound on the
+	// far side (by one report's hash: when no day is below the head's)
 	restEmpty = true
 	for _, s := range days {
-		near := s.max >= w.Bound
-		if !n.desc {
-			near = s.min <= w.Bound
-		}
-		if near {
-			if first {
-				w.Lo, w.Hi, first = s.lo, s.hi, false
-			} else {
-				w.Lo, w.Hi = min(w.Lo, s.lo), max(w.Hi, s.hi)
-			}
-		}
-		// a day with a time beyond the bound on the far side may hold rows
-		// of the rest
-		if (n.desc && s.min < w.Bound) || (!n.desc && s.max > w.Bound) {
-			restEmpty = false
-		}
-	}
-	if n.unique {
-		// the rest is the days below the head's
-		restEmpty = true
-		for _, s := range days {
+		switch {
+		case n.unique:
 			restEmpty = restEmpty && s.lo >= w.Lo
+		case n.desc:
+			restEmpty = restEmpty && s.min >= w.Bound
+		default:
+			restEmpty = restEmpty && s.max <= w.Bound
 		}
 	}
 	b, err = n.render(w)
@@ -239,37 +210,18 @@ func (emptyRows) Close()            {}
 // runNarrowed is run (see there) for a narrowed query: plain is the
 // plan's statement as it is, which answers when no day has a report.
 func (e *Engine) runNarrowed(ctx context.Context, n *narrowing, plain, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
-	exec := func(q store.Querier) error {
-		var total int64 = -1
-		if count != nil {
-			c, err := scalar(ctx, q, count)
-			if err != nil {
-				return err
-			}
-			total = c
-		}
+	return e.runRows(ctx, count, func(q store.Querier) (store.Rows, error) {
 		head, w, restEmpty, ok, err := n.head(ctx, q)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
-			rows, err := q.Query(ctx, statement(plain))
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			return fn(rows, total)
+			return q.Query(ctx, statement(plain))
 		}
 		rows, err := q.Query(ctx, statement(head))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		nr := &narrowedRows{ctx: ctx, q: q, n: n, w: w, plain: plain, restEmpty: restEmpty, cur: rows}
-		defer nr.Close()
-		return fn(nr, total)
-	}
-	if count != nil {
-		return e.b.Snapshot(ctx, exec)
-	}
-	return exec(e.b)
+		return &narrowedRows{ctx: ctx, q: q, n: n, w: w, plain: plain, restEmpty: restEmpty, cur: rows}, nil
+	}, fn)
 }
