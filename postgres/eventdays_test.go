@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand"
 	"net/url"
@@ -137,11 +136,7 @@ func TestEventWindowsReadOnlyTheirDays(t *testing.T) {
 	}
 	rows := getRows(t, h, "/pdb/query/v4/events", url.Values{"explain": {"analyze"},
 		"query": {fmt.Sprintf(`["and",[">=","timestamp",%q],["<=","timestamp",%q]]`, iso(probe), iso(probe))}})
-	plan, _ := json.Marshal(rows)
-	read := map[string]bool{}
-	for _, p := range strings.Split(string(plan), `"Relation Name":"`)[1:] {
-		read[p[:strings.IndexByte(p, '"')]] = true
-	}
+	read := planRelations(rows)
 	var events, reports int
 	for r := range read {
 		switch {
@@ -170,16 +165,12 @@ func TestMigration0012OnExistingData(t *testing.T) {
 	conn := getConn(t, u)
 	defer conn.Close(context.Background())
 	ctx := context.Background()
-	for _, s := range []string{
+	mustExec(t, conn,
 		"DROP TRIGGER resource_events_time_bounds ON resource_events",
 		"DROP FUNCTION event_time_bounds_widen()",
 		"DROP TABLE event_time_bounds",
 		"DELETE FROM reportdb_schema_migrations WHERE version = 12",
-	} {
-		if _, err := conn.Exec(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
+	)
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -38,17 +38,13 @@ func TestMigration0011OnExistingData(t *testing.T) {
 		t.Fatal(err)
 	}
 	// back to before 0011, with an interrupted run's leftovers
-	for _, s := range []string{
+	mustExec(t, conn,
 		"DROP INDEX resource_events_timestamp",
 		"CREATE INDEX resource_events_timestamp ON resource_events (timestamp)",
 		"DELETE FROM reportdb_schema_migrations WHERE version = 11",
 		"CREATE INDEX resource_events_timestamp_filters ON ONLY resource_events (timestamp, status, resource_type, resource_title)",
-		"CREATE INDEX " + part + "_ts_filters ON " + part + " (timestamp, status, resource_type, resource_title)",
-	} {
-		if _, err := conn.Exec(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
+		"CREATE INDEX "+part+"_ts_filters ON "+part+" (timestamp, status, resource_type, resource_title)",
+	)
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +115,7 @@ func TestMigration0014OnExistingData(t *testing.T) {
 		t.Fatalf("%d events, %d resource_latest rows; want 3, 3", events, latest)
 	}
 	// back to before 0014, with an interrupted run's leftovers
-	for _, s := range []string{
+	mustExec(t, conn,
 		"DROP INDEX resource_events_title",
 		"CREATE INDEX resource_events_title ON resource_events (resource_title)",
 		"DROP INDEX resource_events_timestamp",
@@ -128,12 +124,8 @@ func TestMigration0014OnExistingData(t *testing.T) {
 		"ALTER TABLE resource_latest ADD PRIMARY KEY (certname, resource_type, resource_title, property_key, name_key)",
 		"DELETE FROM reportdb_schema_migrations WHERE version = 14",
 		"CREATE INDEX resource_events_title_key ON ONLY resource_events (title_key(resource_title))",
-		"CREATE INDEX " + part + "_title_key ON " + part + " (title_key(resource_title))",
-	} {
-		if _, err := conn.Exec(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
+		"CREATE INDEX "+part+"_title_key ON "+part+" (title_key(resource_title))",
+	)
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -226,27 +226,9 @@ func TestNarrowedReportPagesAreExact(t *testing.T) {
 	rows := getRows(t, h, "/pdb/query/v4/reports", url.Values{"explain": {"analyze"}, "limit": {"10"},
 		"query":    {`["=","certname","busy.example.com"]`},
 		"order_by": {`[{"field":"start_time","order":"desc"}]`}})
-	plan, _ := json.Marshal(rows)
-	read := map[string]bool{}
-	for _, p := range strings.Split(string(plan), `"Relation Name":"`)[1:] {
-		read[p[:strings.IndexByte(p, '"')]] = true
-	}
-	var days []int64
-	if err := func() error {
-		r, err := conn.Query(ctx, "SELECT day FROM report_time_bounds ORDER BY day")
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		for r.Next() {
-			var d int64
-			if err := r.Scan(&d); err != nil {
-				return err
-			}
-			days = append(days, d)
-		}
-		return r.Err()
-	}(); err != nil {
+	read := planRelations(rows)
+	var days int // with reports
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM report_time_bounds").Scan(&days); err != nil {
 		t.Fatal(err)
 	}
 	for _, tab := range []string{"reports", "report_data", "resource_events"} {
@@ -260,8 +242,8 @@ func TestNarrowedReportPagesAreExact(t *testing.T) {
 		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_inherits WHERE inhparent = $1::regclass`, tab).Scan(&created); err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 || n > 3+created-len(days) {
-			t.Errorf("%s: the head read %d of %d partitions (days with reports: %d)", tab, n, created, len(days))
+		if n == 0 || n > 3+created-days {
+			t.Errorf("%s: the head read %d of %d partitions (days with reports: %d)", tab, n, created, days)
 		}
 	}
 
@@ -310,16 +292,12 @@ func TestMigration0015OnExistingData(t *testing.T) {
 	conn := getConn(t, u)
 	defer conn.Close(context.Background())
 	ctx := context.Background()
-	for _, s := range []string{
+	mustExec(t, conn,
 		"DROP TRIGGER reports_time_bounds ON reports",
 		"DROP FUNCTION report_time_bounds_widen()",
 		"DROP TABLE report_time_bounds",
 		"DELETE FROM reportdb_schema_migrations WHERE version = 15",
-	} {
-		if _, err := conn.Exec(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
+	)
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
