@@ -96,16 +96,14 @@ func (b *builder) decideNarrow(p *query.Plan) {
 	} else if c, desc, ok := NarrowOrder(p); !ok || c != n.Column || desc != n.Desc {
 		return
 	}
-	if b.d.LatestReports() != "" {
-		col := "id"
-		if p.Entity.Base == query.EventsTable {
-			col = "report_id"
-		}
-		if _, ok := withoutLatest(p.Filter, p.Entity.Base, col); ok {
-			return
-		}
+	col := "id"
+	if p.Entity.Base == query.EventsTable {
+		col = "report_id"
 	}
-	b.narrowing, b.narrowPlan = true, p
+	if _, _, latest := b.latestReportsFilter(p.Filter, p.Entity.Base, col); latest {
+		return
+	}
+	b.narrowing = true
 }
 
 // narrowID is the comparison of report ids that bounds a narrowed
@@ -161,7 +159,7 @@ func NarrowHash(p *query.Plan) bool {
 // statement ordered by the column it bounds is planned along that
 // column's index whatever the bound, and a generic plan keeps its
 // planning off the per-day partitions.
-func (b *builder) narrowCond() string {
+func (b *builder) narrowCond(p *query.Plan) string {
 	if !b.narrowing {
 		return ""
 	}
@@ -170,7 +168,7 @@ func (b *builder) narrowCond() string {
 	if n.Unique {
 		op, arg, _ := b.narrowID()
 		r := schema[query.ReportsTable].alias + ".id " + op + " " + arg
-		if b.narrowPlan.Entity == query.Events {
+		if p.Entity == query.Events {
 			return schema[query.EventsTable].alias + ".report_id " + op + " " + arg + " AND " + r
 		}
 		return r

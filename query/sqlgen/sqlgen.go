@@ -54,12 +54,11 @@ type builder struct {
 	idArgs   []int
 	// narrow, when set, narrows a statement over reports (Narrowed), and
 	// narrowed records that it did
-	narrow     *Narrow
-	narrowing  bool // decided by decideNarrow, for narrowPlan
-	narrowPlan *query.Plan
-	narrowArg  string // the placeholder of the head's bound on report ids
-	narrowed   bool
-	windows    []EventWindow // see Built.EventWindows
+	narrow    *Narrow
+	narrowing bool   // decided by decideNarrow
+	narrowArg string // the placeholder of the head's bound on report ids
+	narrowed  bool
+	windows   []EventWindow // see Built.EventWindows
 	// distinctGate, when set, is a condition added to the distinct_resources
 	// window's scan (distinctEventCounts: false when the distinct tables
 	// answer, so that the scan reads no row even where the database does
@@ -202,7 +201,7 @@ func (b *builder) statement(p *query.Plan, sel string, selUses *uses, paging boo
 		}
 	}
 	if latestFrom == "" {
-		if c := b.narrowCond(); c != "" {
+		if c := b.narrowCond(p); c != "" {
 			if where == "" {
 				where = " WHERE " + c
 			} else {
