@@ -62,8 +62,11 @@ func (b *builder) eventWindowCond(from, to int64, e, r string) string {
 	hi := b.rangeArg(int64(0))
 	w.Hi = len(b.args) - 1
 	b.windows = append(b.windows, w)
-	return " AND " + e + ".report_id >= " + lo + " AND " + e + ".report_id < " + hi +
-		" AND " + r + ".id >= " + lo + " AND " + r + ".id < " + hi
+	c := " AND " + e + ".report_id >= " + lo + " AND " + e + ".report_id < " + hi
+	if r != "" {
+		c += " AND " + r + ".id >= " + lo + " AND " + r + ".id < " + hi
+	}
+	return c
 }
 
 // EventTimeWindow returns the window [from, to] (Unix ms, inclusive) of

@@ -456,6 +456,18 @@ func (rb rollupBuilder) union(keys []query.Column) (string, error) {
 			if s.to != maxTime {
 				conds = append(conds, t+" < "+rb.rangeArg(s.to))
 			}
+			if rb.p.Entity.Base == query.EventsTable && timeCol.Table == query.EventsTable {
+				// the days whose events can fall in the segment: the
+				// events are partitioned by their report's day, not
+				// by their own time
+				r := ""
+				if u.tables.has(query.ReportsTable) {
+					r = schema[query.ReportsTable].alias
+				}
+				if w := rb.eventWindowCond(s.from, s.to-1, schema[query.EventsTable].alias, r); w != "" {
+					conds = append(conds, strings.TrimPrefix(w, " AND "))
+				}
+			}
 		}
 		filter := rb.rp.base
 		if rollup {
