@@ -158,6 +158,16 @@ type body struct {
 	gz *gzip.Writer
 }
 
+// bodyBuffer is how much of a response is written to the connection at
+// once. Each write of a chunk costs net/http two system calls (the chunk
+// header fills its 4 KiB buffer, then the rest goes directly) and wakes
+// the reader: a page of 100 reports (690 KB) took 48 writes with 32 KiB,
+// 14 with 256 KiB, and the futex and epoll calls of the handler fell by
+// as much (strace -c, 20 requests). The buffers are pooled.
+const bodyBuffer = 256 << 10
+
+var bodyPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, bodyBuffer) }}
+
 func newBody(w http.ResponseWriter, r *http.Request) *body {
 	b := &body{}
 	var out io.Writer = w
@@ -167,17 +177,24 @@ func newBody(w http.ResponseWriter, r *http.Request) *body {
 		b.gz.Reset(w)
 		out = b.gz
 	}
-	b.Writer = bufio.NewWriterSize(out, 32<<10)
+	b.Writer = bodyPool.Get().(*bufio.Writer)
+	b.Writer.Reset(out)
 	return b
 }
 
+// Close flushes the body and returns its buffers to their pools; b is
+// not used after.
 func (b *body) Close() error {
 	err := b.Flush()
+	b.Writer.Reset(nil)
+	bodyPool.Put(b.Writer)
+	b.Writer = nil
 	if b.gz != nil {
 		if e := b.gz.Close(); err == nil {
 			err = e
 		}
 		gzipPool.Put(b.gz)
+		b.gz = nil
 	}
 	return err
 }

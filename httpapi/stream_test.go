@@ -2,8 +2,11 @@ package httpapi_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +14,7 @@ import (
 	"testing"
 
 	"reportdb/engine"
+	"reportdb/httpapi"
 	"reportdb/internal/benchfleet"
 	"reportdb/sqlite"
 	"reportdb/store"
@@ -100,6 +104,71 @@ func TestResponsesStream(t *testing.T) {
 		t.Fatalf("first bytes written after %d of %d rows: the response is not streamed", w.atFirst, total)
 	}
 	t.Logf("first write after %d of %d rows", w.atFirst, total)
+}
+
+// TestLargeBodiesReuseBuffers: responses several times the pooled body
+// buffer, plain and gzip-compressed in turn, so that each request takes
+// a buffer another one used, come out whole and identical.
+func TestLargeBodiesReuseBuffers(t *testing.T) {
+	db, err := sqlite.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h := storetest.NewServer(t, db)
+	for _, r := range benchfleet.Wire8(t, 4) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "/pdb/cmd/v1?command=store_report&version=8&certname="+r.Certname, bytes.NewReader(r.Body)))
+		if rec.Code != 200 {
+			t.Fatal(rec.Body.String())
+		}
+	}
+	get := func(path string, gz bool) []byte {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		if gz {
+			req.Header.Set("Accept-Encoding", "gzip")
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			t.Fatalf("%s: %d %.200s", path, rec.Code, rec.Body.String())
+		}
+		body := rec.Body.Bytes()
+		if gz {
+			if rec.Header().Get("Content-Encoding") != "gzip" {
+				t.Fatalf("%s: not compressed", path)
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if body, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return body
+	}
+	events := "/pdb/query/v4/events?order_by=" + url.QueryEscape(`[{"field":"timestamp"},{"field":"resource_title"},{"field":"certname"}]`)
+	reports := "/pdb/query/v4/reports?order_by=" + url.QueryEscape(`[{"field":"certname"},{"field":"start_time"}]`)
+	want := map[string][]byte{events: get(events, false), reports: get(reports, false)}
+	for path, body := range want {
+		var rows []json.RawMessage
+		if err := json.Unmarshal(body, &rows); err != nil || len(rows) == 0 {
+			t.Fatalf("%s: %v, %d rows", path, err, len(rows))
+		}
+		if len(body) < 2*httpapi.BodyBufferSize {
+			t.Fatalf("%s: %d bytes, not more than the buffer", path, len(body))
+		}
+	}
+	for i := 0; i < 3; i++ {
+		for _, path := range []string{events, reports} {
+			for _, gz := range []bool{true, false} {
+				if got := get(path, gz); !bytes.Equal(got, want[path]) {
+					t.Fatalf("round %d %s gzip %v: %d bytes differ from the first %d", i, path, gz, len(got), len(want[path]))
+				}
+			}
+		}
+	}
 }
 
 // failingBackend's statements fail when their first row is read, as a

@@ -1,0 +1,4 @@
+package httpapi
+
+// BodyBufferSize is bodyBuffer, for the tests of package httpapi_test.
+const BodyBufferSize = bodyBuffer
