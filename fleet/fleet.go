@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"reportdb"
 	"reportdb/dashboard"
+	"reportdb/jsonv"
 )
 
 // node is one node's latest report.
@@ -126,25 +128,235 @@ func summarize(r *reportdb.Report) *node {
 }
 
 // runTime reads time/total from a report's metrics (wire format: an array
-// of {category, name, value}).
+// of {category, name, value}). It is read of every report stored, so it
+// scans the bytes without building anything (scanRunTime), and parses
+// them only where the scan cannot tell (escapes in the keys or names,
+// anything unexpected). BenchmarkRunTime: a report's 2 KB of metrics.
 func runTime(metrics []byte) (float64, bool) {
 	if len(metrics) == 0 {
 		return 0, false
 	}
-	var ms []struct {
-		Category string  `json:"category"`
-		Name     string  `json:"name"`
-		Value    float64 `json:"value"`
+	if v, found, ok := scanRunTime(metrics); ok {
+		return v, found
 	}
-	if json.Unmarshal(metrics, &ms) != nil {
+	return parseRunTime(metrics)
+}
+
+// parseRunTime is runTime through a parsed tree.
+func parseRunTime(metrics []byte) (float64, bool) {
+	v, err := jsonv.Parse(metrics)
+	if err != nil {
 		return 0, false
 	}
+	ms, _ := v.([]any)
 	for _, m := range ms {
-		if m.Category == "time" && m.Name == "total" {
-			return m.Value, true
+		o, _ := m.(*jsonv.Object)
+		if c, _ := o.Get("category"); c != "time" {
+			continue
 		}
+		if n, _ := o.Get("name"); n != "total" {
+			continue
+		}
+		num, _ := o.Get("value")
+		lit, ok := num.(jsonv.Number)
+		if !ok {
+			return 0, false
+		}
+		f, err := strconv.ParseFloat(string(lit), 64)
+		return f, err == nil
 	}
 	return 0, false
+}
+
+// scanRunTime is runTime over the bytes of valid JSON (the metrics are
+// rendered by the decoders): ok is false where it cannot decide (a string
+// with an escape, a duplicate key, a value of time/total that is not a
+// number, input that is not an array of objects), and the caller parses.
+func scanRunTime(b []byte) (v float64, found, ok bool) {
+	s := jsonScan{b: b}
+	if !s.byte('[') {
+		return 0, false, false
+	}
+	if s.byte(']') {
+		return 0, false, s.end()
+	}
+	for {
+		if !s.byte('{') {
+			return 0, false, false
+		}
+		var category, name, value []byte
+		if !s.byte('}') {
+			for {
+				key, simple := s.str()
+				if !simple || !s.byte(':') {
+					return 0, false, false
+				}
+				var dst *[]byte
+				switch string(key) {
+				case "category":
+					dst = &category
+				case "name":
+					dst = &name
+				case "value":
+					dst = &value
+				}
+				if dst != nil && *dst != nil {
+					return 0, false, false // a duplicate key
+				}
+				start := s.skipWS()
+				if dst == nil || string(key) == "value" {
+					if !s.value(0) {
+						return 0, false, false
+					}
+					if dst != nil {
+						*dst = b[start:s.i]
+					}
+				} else {
+					str, simple := s.str()
+					if !simple {
+						if str == nil && s.i < len(b) && b[s.i] != '"' && s.value(0) {
+							// not a string: not time/total
+							*dst = []byte{}
+						} else {
+							return 0, false, false
+						}
+					} else {
+						*dst = str
+					}
+				}
+				if s.byte('}') {
+					break
+				}
+				if !s.byte(',') {
+					return 0, false, false
+				}
+			}
+		}
+		if !found && string(category) == "time" && string(name) == "total" {
+			f, err := strconv.ParseFloat(string(value), 64)
+			if err != nil {
+				return 0, false, false
+			}
+			v, found = f, true
+		}
+		if s.byte(']') {
+			return v, found, s.end()
+		}
+		if !s.byte(',') {
+			return 0, false, false
+		}
+	}
+}
+
+// jsonScan walks JSON text without building values.
+type jsonScan struct {
+	b []byte
+	i int
+}
+
+func (s *jsonScan) skipWS() int {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
+		s.i++
+	}
+	return s.i
+}
+
+// byte consumes c (after white space) if it is next.
+func (s *jsonScan) byte(c byte) bool {
+	if s.skipWS() < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+func (s *jsonScan) end() bool { return s.skipWS() == len(s.b) }
+
+// str consumes a string without escapes or control characters and
+// returns its bytes; simple is false (nothing consumed from the string's
+// start, or a nil str when the next value is not a string) otherwise.
+func (s *jsonScan) str() (str []byte, simple bool) {
+	if s.skipWS() >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false
+	}
+	for j := s.i + 1; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			str = s.b[s.i+1 : j]
+			s.i = j + 1
+			return str, true
+		case c == '\\' || c < 0x20:
+			return []byte{}, false
+		}
+	}
+	return []byte{}, false
+}
+
+// value skips one JSON value (strings with escapes included); false on
+// anything that is not one.
+func (s *jsonScan) value(depth int) bool {
+	if depth > 64 || s.skipWS() >= len(s.b) {
+		return false
+	}
+	switch c := s.b[s.i]; {
+	case c == '"':
+		for j := s.i + 1; j < len(s.b); j++ {
+			switch s.b[j] {
+			case '\\':
+				j++
+			case '"':
+				s.i = j + 1
+				return true
+			}
+		}
+		return false
+	case c == '[' || c == '{':
+		closer := byte(']')
+		if c == '{' {
+			closer = '}'
+		}
+		s.i++
+		if s.byte(closer) {
+			return true
+		}
+		for {
+			if c == '{' {
+				if _, simple := s.str(); !simple {
+					if !s.value(depth + 1) { // a key with escapes
+						return false
+					}
+				}
+				if !s.byte(':') {
+					return false
+				}
+			}
+			if !s.value(depth + 1) {
+				return false
+			}
+			if s.byte(closer) {
+				return true
+			}
+			if !s.byte(',') {
+				return false
+			}
+		}
+	case c == '-' || c >= '0' && c <= '9': // a number
+		j := s.i + 1
+		for j < len(s.b) && (s.b[j] == '-' || s.b[j] == '+' || s.b[j] == '.' || s.b[j] == 'e' || s.b[j] == 'E' ||
+			s.b[j] >= '0' && s.b[j] <= '9') {
+			j++
+		}
+		s.i = j
+		return true
+	default: // a literal
+		for _, lit := range []string{"true", "false", "null"} {
+			if len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit {
+				s.i += len(lit)
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // Load replaces the state with the database's, through the query API:
