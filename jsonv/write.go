@@ -8,6 +8,29 @@ import (
 
 const hexUpper = "0123456789ABCDEF"
 
+const (
+	lsb8 = 0x0101010101010101
+	msb8 = 0x8080808080808080
+)
+
+// load8 is the eight bytes of s at i as a little-endian word (the
+// compiler makes one load of it).
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// plainASCII8 tells whether none of the eight bytes of w is below 0x20,
+// a quote, a backslash or above 0x7F: those AppendString copies as they
+// are. (A byte b is below n, for n <= 0x80, where (b - n) borrows into its
+// top bit while b's own top bit is clear; it equals c where b ^ c is zero.)
+func plainASCII8(w uint64) bool {
+	hasLess := func(w uint64, n uint64) uint64 { return (w - lsb8*n) & ^w & msb8 }
+	hasZero := func(w uint64) uint64 { return (w - lsb8) & ^w & msb8 }
+	return (w&msb8)|hasLess(w, 0x20)|hasZero(w^(lsb8*'"'))|hasZero(w^(lsb8*'\\')) == 0
+}
+
 // AppendString appends s as a JSON string escaped the way Jackson does by
 // default: '"' and '\\' escaped, control characters as \b \t \n \f \r or
 // \u00XX (upper-case hex), everything else (including '/', non-ASCII,
@@ -16,6 +39,14 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// eight bytes at a time while none needs a look: no control
+		// character, quote, backslash or non-ASCII byte among them
+		for len(s)-i >= 8 && plainASCII8(load8(s, i)) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			if c < utf8.RuneSelf {
