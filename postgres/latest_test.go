@@ -48,10 +48,12 @@ func TestLatestRowsHOT(t *testing.T) {
 		if upd < nodes*(runs-1) {
 			t.Fatalf("%s: %d updates recorded, want %d", table, upd, nodes*(runs-1))
 		}
-		// (an update is not HOT when its page is full of versions that a
-		// concurrent snapshot still sees: a loaded machine makes a few)
-		if hot*10 < upd*9 {
-			t.Errorf("%s: %d of %d updates were HOT, want at least 90 %%", table, hot, upd)
+		// An update is not HOT when its page is full of versions that a
+		// concurrent snapshot still sees: a loaded machine makes some (60
+		// of 70 were HOT once while a large import ran beside the tests).
+		// An index on an updated column makes none HOT, so half tells.
+		if hot*2 < upd {
+			t.Errorf("%s: %d of %d updates were HOT, want at least half", table, hot, upd)
 		}
 	}
 }
