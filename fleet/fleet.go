@@ -41,8 +41,8 @@ type Tracker struct {
 
 	mu       sync.Mutex
 	nodes    map[string]*node
-	hours    map[int64]*bucket // by hour (Unix ms / 3,600,000)
-	recent   []recent          // observed since the current load began
+	hours    *hours
+	recent   []recent // observed since the current load began
 	loading  bool
 	loadedAt time.Time
 	hoursAt  time.Time // when the hourly counts were last loaded
@@ -69,7 +69,7 @@ func New(unresponsive time.Duration, now func() time.Time) *Tracker {
 		unresponsive = 2 * time.Hour
 	}
 	return &Tracker{
-		unresponsive: unresponsive, now: now, nodes: map[string]*node{}, hours: map[int64]*bucket{},
+		unresponsive: unresponsive, now: now, nodes: map[string]*node{}, hours: newHours(),
 		runDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "reportdb_fleet_run_duration_seconds",
 			Help:    "Puppet run duration (the report's time/total metric) of the reports stored by this instance since it started.",
