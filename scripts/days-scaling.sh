@@ -156,6 +156,18 @@ for r in $(seq "$ROUNDS"); do
     server_pid=$!
     for _ in $(seq 600); do grep -q "reportdb listening" "$out/server-$r.log" && break; kill -0 "$server_pid" || break; sleep 0.1; done
     grep -q "reportdb listening" "$out/server-$r.log" || { log "server did not start:"; cat "$out/server-$r.log" >&2; exit 1; }
+    # The server loads the fleet state (the dashboard's and the metrics'
+    # counts: the nodes' latest reports, and the hourly counts of the
+    # retained days) in the background as it starts; the mix measures the
+    # queries once that is done, as they run at any other time. How long
+    # the load took goes to phases.txt ("fleetload SECONDS").
+    t0=$(now)
+    for _ in $(seq 1200); do
+      loaded=$(curl -s "http://127.0.0.1:$PORT/metrics" | awk '/^reportdb_fleet_state_loaded_timestamp_seconds / {print $2}')
+      [[ -n "$loaded" && "$loaded" != 0 ]] && break
+      sleep 0.25
+    done
+    echo "fleetload-$r $(since "$t0")" >> "$out/phases.txt"
 
     dur=$DURATION; ((r == 1)) || dur=0   # the concurrent phase only in the first round
     log "$d days, round $r/$ROUNDS: queries.py -k $K --warmup $WARMUP -d $dur"
