@@ -628,17 +628,28 @@ func (b *builder) expr(x query.Expr) (string, error) {
 			if pre, exact := regexPrefix(x.Pattern); pre != "" {
 				// implied by the match; lets an index on the column serve it
 				lo, end := b.rangeArg(pre), prefixEnd(pre)
-				cond = col + " >= " + lo
 				var hi string
 				if end != "" {
 					hi = b.rangeArg(end)
-					cond += " AND " + col + " < " + hi
 				}
 				if k := b.titleKey(x.Field); k != "" && utf8.RuneCountInString(pre) <= titleKeyPrefix {
-					// a title starts with pre exactly when its key does
-					cond += " AND " + k + "(" + col + ") >= " + k + "(" + lo + ")"
+					// A title starts with pre exactly when its key does
+					// (both bounds are keys of themselves, and a key keeps
+					// its title's first 200 characters), so the keys'
+					// range alone is the condition. With the titles' range
+					// beside it PostgreSQL multiplied the two selectivities
+					// as if independent: 177 estimated rows for 4,020
+					// (medium fleet, ^/etc/nginx/), and on some statistics
+					// it then read every match and sorted them instead of
+					// walking the timestamp index (41 ms instead of 11).
+					cond = k + "(" + col + ") >= " + k + "(" + lo + ")"
 					if hi != "" {
 						cond += " AND " + k + "(" + col + ") < " + k + "(" + hi + ")"
+					}
+				} else {
+					cond = col + " >= " + lo
+					if hi != "" {
+						cond += " AND " + col + " < " + hi
 					}
 				}
 				if exact {
