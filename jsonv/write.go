@@ -35,13 +35,17 @@ func plainASCII8(w uint64) bool {
 // default: '"' and '\\' escaped, control characters as \b \t \n \f \r or
 // \u00XX (upper-case hex), everything else (including '/', non-ASCII,
 // U+2028/2029) raw. Invalid UTF-8 is replaced by U+FFFD.
-func AppendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s, true) }
+
+// appendString is AppendString; with wordwise false it looks at every
+// byte (the tests' reference for the eight-byte skip).
+func appendString(dst []byte, s string, wordwise bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		// eight bytes at a time while none needs a look: no control
 		// character, quote, backslash or non-ASCII byte among them
-		for len(s)-i >= 8 && plainASCII8(load8(s, i)) {
+		for wordwise && len(s)-i >= 8 && plainASCII8(load8(s, i)) {
 			i += 8
 		}
 		if i >= len(s) {
