@@ -204,25 +204,25 @@ func scanRunTime(b []byte) (v float64, found, ok bool) {
 					return 0, false, false // a duplicate key
 				}
 				start := s.skipWS()
-				if dst == nil || string(key) == "value" {
+				switch {
+				case dst == nil || string(key) == "value":
 					if !s.value(0) {
 						return 0, false, false
 					}
 					if dst != nil {
 						*dst = b[start:s.i]
 					}
-				} else {
+				case start < len(b) && b[start] == '"': // category or name
 					str, simple := s.str()
 					if !simple {
-						if str == nil && s.i < len(b) && b[s.i] != '"' && s.value(0) {
-							// not a string: not time/total
-							*dst = []byte{}
-						} else {
-							return 0, false, false
-						}
-					} else {
-						*dst = str
+						return 0, false, false
 					}
+					*dst = str
+				default: // a category or name that is not a string: not time/total
+					if !s.value(0) {
+						return 0, false, false
+					}
+					*dst = []byte{}
 				}
 				if s.byte('}') {
 					break
@@ -273,8 +273,8 @@ func (s *jsonScan) byte(c byte) bool {
 func (s *jsonScan) end() bool { return s.skipWS() == len(s.b) }
 
 // str consumes a string without escapes or control characters and
-// returns its bytes; simple is false (nothing consumed from the string's
-// start, or a nil str when the next value is not a string) otherwise.
+// returns its bytes; simple is false, and nothing of the string is
+// consumed, when the next value is not such a string.
 func (s *jsonScan) str() (str []byte, simple bool) {
 	if s.skipWS() >= len(s.b) || s.b[s.i] != '"' {
 		return nil, false
@@ -286,10 +286,10 @@ func (s *jsonScan) str() (str []byte, simple bool) {
 			s.i = j + 1
 			return str, true
 		case c == '\\' || c < 0x20:
-			return []byte{}, false
+			return nil, false
 		}
 	}
-	return []byte{}, false
+	return nil, false
 }
 
 // value skips one JSON value (strings with escapes included); false on
