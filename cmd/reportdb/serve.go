@@ -86,6 +86,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if l.File != "" {
 		log.Info("configuration file read", "file", l.File)
 	}
+	if cfg.Validate() == nil { // serve reports invalid settings
+		p := setProcs(cfg.Procs, cfg.Database)
+		log.Info("Go CPUs (GOMAXPROCS)", "procs", p.N, "from", p.Reason)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := serve(ctx, cfg, log, nil); err != nil {

@@ -70,6 +70,8 @@ type Config struct {
 	IdleTimeout          time.Duration
 	MaxHeaderBytes       int
 	MaxURLBytes          int
+	// Procs is GOMAXPROCS for serve; 0: automatic (see cmd/reportdb).
+	Procs int
 }
 
 // Defaults returns the built-in defaults.
@@ -157,6 +159,7 @@ var Settings = []*Setting{
 	{Key: "idle-timeout", Help: "how long an idle keep-alive connection stays open (`DURATION`)", field: func(c *Config) any { return &c.IdleTimeout }},
 	{Key: "max-header-bytes", Help: "largest request header block in bytes (`N`); larger gets 431", field: func(c *Config) any { return &c.MaxHeaderBytes }},
 	{Key: "max-url-bytes", Help: "longest request target (path and query string) in bytes (`N`); longer gets 414", field: func(c *Config) any { return &c.MaxURLBytes }},
+	{Key: "procs", Help: "CPUs running reportdb's Go code at once (`N`, Go's GOMAXPROCS); 0: automatic (the GOMAXPROCS variable when set; otherwise the CPUs Go sees, one fewer, at least 1, when PostgreSQL is on this machine)", field: func(c *Config) any { return &c.Procs }},
 }
 
 // Lookup returns the setting named key, or nil.
@@ -521,7 +524,7 @@ func (c *Config) Validate() error {
 		ok  bool
 	}{{"max-connections", c.MaxConnections >= 0}, {"writers", c.Writers >= 0}, {"report-ttl", c.ReportTTL >= 0}, {"slow-query", c.SlowQuery >= 0},
 		{"analyze-rows", c.AnalyzeRows >= 0}, {"spool-max-bytes", c.SpoolMaxBytes >= 0}, {"query-queue-wait", c.QueryQueueWait >= 0},
-		{"max-concurrent-queries", c.MaxConcurrentQueries >= 0}} {
+		{"max-concurrent-queries", c.MaxConcurrentQueries >= 0}, {"procs", c.Procs >= 0}} {
 		if !n.ok {
 			errs = append(errs, fmt.Errorf("%s must not be negative", n.key))
 		}
