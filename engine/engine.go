@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"reportdb/jsonv"
 	"reportdb/query"
@@ -26,6 +27,9 @@ type Backend interface {
 // Engine runs queries on a backend.
 type Engine struct {
 	b Backend
+	// hashHead is the head's bound of the last lookup by one report's
+	// hash (see uniqueHead).
+	hashHead atomic.Pointer[hashHead]
 }
 
 // New returns an engine over b. The backend is asked for its dialect at

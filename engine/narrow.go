@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"reportdb/query"
 	"reportdb/query/sqlgen"
@@ -207,11 +208,49 @@ func (emptyRows) Scan(...any) error { return nil }
 func (emptyRows) Err() error        { return nil }
 func (emptyRows) Close()            {}
 
+// HashHeadTTL is how long the head's bound of a lookup by one report's
+// hash is reused (see Engine.head).
+const HashHeadTTL = 10 * time.Second
+
+// hashHead is a head's lower bound of report ids, and when it was read.
+type hashHead struct {
+	lo int64
+	at time.Time
+}
+
+// head is n.head, except that a lookup by one report's hash (n.unique)
+// reuses for HashHeadTTL the bound that the last one read from the days'
+// spans, instead of reading them again: a round trip of the two that
+// Puppetboard's report page makes for its events. Any bound is right for
+// such a head: it reads the ids at or above it, newer days included, and
+// a report is stored in one day, so that when the head has rows they are
+// the report's; only whether the rest is empty is not known without the
+// spans, so that an empty head is followed by the plain statement (an
+// unknown hash, or a report older than the bound). An old bound makes the
+// head read a day more after midnight, until it is read again.
+func (e *Engine) head(ctx context.Context, q store.Querier, n *narrowing) (b *sqlgen.Built, w sqlgen.Narrow, restEmpty, ok bool, err error) {
+	if !n.unique {
+		return n.head(ctx, q)
+	}
+	if c := e.hashHead.Load(); c != nil && time.Since(c.at) < HashHeadTTL {
+		w.Lo = c.lo
+		if b, err = n.render(w); err != nil {
+			return nil, w, false, false, err
+		}
+		return b, w, false, b.Narrowed, nil
+	}
+	b, w, restEmpty, ok, err = n.head(ctx, q)
+	if err == nil && ok {
+		e.hashHead.Store(&hashHead{lo: w.Lo, at: time.Now()})
+	}
+	return b, w, restEmpty, ok, err
+}
+
 // runNarrowed is run (see there) for a narrowed query: plain is the
 // plan's statement as it is, which answers when no day has a report.
 func (e *Engine) runNarrowed(ctx context.Context, n *narrowing, plain, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
 	return e.runRows(ctx, count, func(q store.Querier) (store.Rows, error) {
-		head, w, restEmpty, ok, err := n.head(ctx, q)
+		head, w, restEmpty, ok, err := e.head(ctx, q, n)
 		if err != nil {
 			return nil, err
 		}

@@ -274,6 +274,30 @@ func TestNarrowedReportPagesAreExact(t *testing.T) {
 	}
 	pages()
 	hashes()
+
+	// lookups by hash reuse the head's bound of the last one for a while
+	// (engine.HashHeadTTL): reports stored since, in a day newer than
+	// every other and in the oldest day kept, are found at once
+	for _, r := range []report{
+		{"newday.example.com", base + 9*day + hour, base + 9*day + hour + 60_000, base + 9*day + 2*hour},
+		{"oldday.example.com", cut + hour, cut + hour + 60_000, cut + 2*hour},
+	} {
+		submit(t, h, r.certname, timedReportBody(r.certname, r.start, r.end, r.produced))
+		all = append(all, r)
+		stored := getRows(t, h, "/pdb/query/v4/reports", url.Values{"query": {fmt.Sprintf(`["=","certname",%q]`, r.certname)}})
+		if len(stored) != 1 {
+			t.Fatalf("%s: %d reports", r.certname, len(stored))
+		}
+		hash := stored[0]["hash"].(string)
+		if got := getRows(t, h, "/pdb/query/v4/reports", url.Values{"query": {fmt.Sprintf(
+			`["and",["=","certname",%q],["or",["=","hash",%q],["=","configuration_version",%q]]]`, r.certname, hash, hash)}}); len(got) != 1 {
+			t.Errorf("%s: report %s: %v", r.certname, hash, got)
+		}
+		if ev := getRows(t, h, "/pdb/query/v4/events", url.Values{"query": {fmt.Sprintf(`["=","report",%q]`, hash)}}); len(ev) != 1 || ev[0]["certname"] != r.certname {
+			t.Errorf("%s: events of report %s: %v", r.certname, hash, ev)
+		}
+	}
+	hashes()
 }
 
 // TestMigration0015OnExistingData: migration 0015 applied to a database
