@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# stop 25: import the 1- and 14-day windows of the 10,000-node fleet with
+# NEW (scripts/fleet-days.py --nodes 10000 --days 1,14 --outdir
+# /work/data-10k), the 14-day one with the concurrent phase (30 s); then
+# the 14 d / 1 d ratio, queries.py -k 20 after 3 unmeasured runs, the
+# windows alternated in each round, with the concurrent phase (30 s) at
+# both windows in the first round: NEW two rounds, then OLD two.
+#   go.sh NEW_BINARY OLD_BINARY     (IMPORT_ONLY=1: the imports alone;
+#                                    SKIP_IMPORTS=1: the ratio alone)
+set -u
+[[ -x "${1:-}" && -x "${2:-}" ]] || { echo "usage: $0 NEW_BINARY OLD_BINARY" >&2; exit 2; }
+cd "$(dirname "$0")/../../.."
+D=/work/data-10k; R=$D/results-stop25; mkdir -p $R
+PG=postgres://postgres@127.0.0.1:5432
+days() { # days NAME BINARY WINDOWS K ROUNDS DURATION SKIP_IMPORT
+  env NODES=10000 DATA=$D K=$4 WARMUP=3 ROUNDS=$5 DAYS="$3" REPORTDB=$2 DURATION=$6 SKIP_IMPORT=$7 \
+    scripts/days-scaling.sh $PG/s10k $R/days-$1 > $R/days-$1.log 2>&1
+  date -u +%FT%TZ > $R/$1-done
+}
+if [[ -z "${SKIP_IMPORTS:-}" && ! -e $R/import14-done ]]; then
+  days import1 $1 1 5 1 0 0
+  days import14 $1 14 5 1 30 0
+fi
+[[ -n "${IMPORT_ONLY:-}" ]] && exit 0
+days ratio-new-1 $1 "1 14" 20 2 30 1
+days ratio-old-1 $2 "1 14" 20 2 30 1
+date -u +%FT%TZ > $R/go-done
