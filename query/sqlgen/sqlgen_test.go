@@ -140,6 +140,34 @@ func TestValueSensitive(t *testing.T) {
 	}
 }
 
+// TestLatestCopiesPlannedWithValues: a statement that reads the copies
+// of the latest reports alone (no blob, no subquery) is planned with its
+// values (the copies are one small table); one that reads the day
+// partitions beside them is not.
+func TestLatestCopiesPlannedWithValues(t *testing.T) {
+	for _, c := range []struct {
+		e    *query.Entity
+		q    string
+		want bool
+	}{
+		{query.Reports, `["extract",["certname","hash","status"],["and",["=","latest_report?",true],["=","status","failed"]]]`, true},
+		{query.Reports, `["extract",["certname",["function","count"]],["=","latest_report?",true],["group_by","certname"]]`, true},
+		{query.Reports, `["and",["=","latest_report?",true],["=","status","failed"]]`, false}, // logs, metrics, events
+		{query.Reports, `["extract",["certname","logs"],["and",["=","latest_report?",true],["=","status","failed"]]]`, false},
+		{query.Reports, `["extract",["certname"],["and",["=","latest_report?",true],["in","certname",["extract","certname",["select_events",["=","status","failure"]]]]]]`, false},
+		{query.Reports, `["extract",["certname"],["=","status","failed"]]`, false},                                     // the reports
+		{query.Events, `["extract",["certname"],["and",["=","latest_report?",true],["=","status","failure"]]]`, false}, // their events
+	} {
+		b, err := sqlgen.Select(postgres.Dialect{}, plan(t, c.e, c.q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.ValueSensitive != c.want {
+			t.Errorf("%s %s: ValueSensitive = %v, want %v\n%s", c.e.Name, c.q, b.ValueSensitive, c.want, b.SQL)
+		}
+	}
+}
+
 // TestCountWrapsRows: the total of include_total counts the rows of the
 // same filter without limit and offset.
 func TestCountWrapsRows(t *testing.T) {
