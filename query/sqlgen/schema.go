@@ -63,11 +63,15 @@ type tableSet uint16
 
 func (s tableSet) has(t query.Table) bool { return s&(1<<t) != 0 }
 
-// uses collects what a plan's statement reads: the tables, and the
-// columns of resource_events (distinct_resources projects only those).
+// uses collects what a plan's statement reads: the tables, the columns
+// of resource_events (distinct_resources projects only those), whether a
+// blob (read by a subquery over the day partitions) and whether a
+// subquery of the filter ("in" over a query).
 type uses struct {
-	tables tableSet
-	events map[string]bool
+	tables   tableSet
+	events   map[string]bool
+	blobs    bool
+	subquery bool
 }
 
 func (u *uses) field(f *query.Field) {
@@ -77,6 +81,7 @@ func (u *uses) field(f *query.Field) {
 	u.tables |= 1 << f.Table
 	if f.Type == query.Blob {
 		u.tables |= 1 << query.ReportsTable // its href needs the hash
+		u.blobs = true
 	}
 	if f.Table == query.EventsTable {
 		if u.events == nil {
@@ -92,7 +97,7 @@ func (u *uses) field(f *query.Field) {
 func planUses(p *query.Plan, sel *uses) uses {
 	var u uses
 	if sel != nil {
-		u.tables = sel.tables
+		u.tables, u.blobs = sel.tables, sel.blobs
 		for c := range sel.events {
 			u.field(&query.Field{Table: query.EventsTable, Column: c})
 		}
@@ -135,6 +140,7 @@ func exprUses(u *uses, x query.Expr) {
 	case query.InValues:
 		u.field(x.Field)
 	case query.InQuery:
+		u.subquery = true
 		for _, f := range x.Fields {
 			u.field(f)
 		}

@@ -187,22 +187,22 @@ func (b *builder) statement(p *query.Plan, sel string, selUses *uses, paging boo
 	if lp, from, ok := b.onLatestReports(p, selUses); ok {
 		// before anything binds arguments of the filter
 		p, latestFrom = lp, from
-		if p.Entity.Base == query.ReportsTable && !projectsBlobs(p) && !hasSubquery(p.Filter) {
-			// the copies alone, one unpartitioned row per node: planned
-			// with the values, cheaply. A generic plan estimates a
-			// status = $1 at a third of the nodes whatever the value, and
-			// at 10,000 nodes ordered by certname it walked the primary
-			// key over every copy (3.8 ms) on one database and scanned
-			// and sorted the 562 failed ones (2.3 ms) on another, their
-			// costs 1,185 and 1,190 (pql_latest_failed_reports)
-			b.sensitive = true
-		}
 	}
 	where, err := b.where(p)
 	if err != nil {
 		return "", err
 	}
 	u := planUses(p, selUses)
+	if latestFrom != "" && p.Entity.Base == query.ReportsTable && !u.blobs && !u.subquery {
+		// the copies alone, one unpartitioned row per node: planned with
+		// the values, cheaply. A generic plan estimates a status = $1 at a
+		// third of the nodes whatever the value, and at 10,000 nodes
+		// ordered by certname it walked the primary key over every copy
+		// (3.8 ms) on one database and scanned and sorted the 562 failed
+		// ones (2.3 ms) on another, their costs 1,185 and 1,190
+		// (pql_latest_failed_reports)
+		b.sensitive = true
+	}
 	if c := b.reportIDCond(p, u); c != "" && latestFrom == "" {
 		if where == "" {
 			where = " WHERE " + c
@@ -475,48 +475,6 @@ func (b *builder) onLatestReports(p *query.Plan, selUses *uses) (*query.Plan, st
 			" WHERE " + e.alias + ".report_id = " + r.alias + ".id OFFSET 0) " + e.alias, true
 	}
 	return nil, "", false
-}
-
-// projectsBlobs tells whether p's projection has a blob (logs, metrics,
-// resource_events: read by subqueries over the day partitions).
-func projectsBlobs(p *query.Plan) bool {
-	if p.Columns == nil {
-		for _, name := range p.Entity.Output {
-			if f := p.Entity.Field(name); f != nil && f.Type == query.Blob {
-				return true
-			}
-		}
-		return false
-	}
-	for _, c := range p.Columns {
-		if c.Field != nil && c.Field.Type == query.Blob {
-			return true
-		}
-	}
-	return false
-}
-
-// hasSubquery tells whether f has an "in" over a subquery.
-func hasSubquery(f query.Expr) bool {
-	switch x := f.(type) {
-	case query.InQuery:
-		return true
-	case query.And:
-		for _, a := range x.Args {
-			if hasSubquery(a) {
-				return true
-			}
-		}
-	case query.Or:
-		for _, a := range x.Args {
-			if hasSubquery(a) {
-				return true
-			}
-		}
-	case query.Not:
-		return hasSubquery(x.X)
-	}
-	return false
 }
 
 // latestReportsFilter: when the dialect keeps the copies of the nodes'
