@@ -28,7 +28,7 @@ type Backend interface {
 type Engine struct {
 	b Backend
 	// hashHead is the head's bound of the last lookup by one report's
-	// hash (see uniqueHead).
+	// hash (see Engine.head).
 	hashHead atomic.Pointer[hashHead]
 }
 

@@ -47,8 +47,9 @@ func chooseProcs(setting, cpus int, envSet bool, database string) procsChoice {
 // setProcs applies chooseProcs to this process.
 func setProcs(setting int, database string) procsChoice {
 	_, envSet := os.LookupEnv("GOMAXPROCS")
-	c := chooseProcs(setting, runtime.GOMAXPROCS(0), envSet, database)
-	if c.N != runtime.GOMAXPROCS(0) {
+	cpus := runtime.GOMAXPROCS(0)
+	c := chooseProcs(setting, cpus, envSet, database)
+	if c.N != cpus { // setting it, even unchanged, ends Go's own updates to a cgroup limit
 		runtime.GOMAXPROCS(c.N)
 	}
 	return c
