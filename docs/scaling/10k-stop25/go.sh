@@ -11,12 +11,7 @@ set -u
 [[ -x "${1:-}" && -x "${2:-}" ]] || { echo "usage: $0 NEW_BINARY OLD_BINARY" >&2; exit 2; }
 cd "$(dirname "$0")/../../.."
 D=/work/data-10k; R=$D/results-stop25; mkdir -p $R
-PG=postgres://postgres@127.0.0.1:5432
-days() { # days NAME BINARY WINDOWS K ROUNDS DURATION SKIP_IMPORT
-  env NODES=10000 DATA=$D K=$4 WARMUP=3 ROUNDS=$5 DAYS="$3" REPORTDB=$2 DURATION=$6 SKIP_IMPORT=$7 \
-    scripts/days-scaling.sh $PG/s10k $R/days-$1 > $R/days-$1.log 2>&1
-  date -u +%FT%TZ > $R/$1-done
-}
+days() { scripts/days-10k.sh $R "$@"; } # days NAME BINARY WINDOWS K ROUNDS DURATION SKIP_IMPORT
 if [[ -z "${SKIP_IMPORTS:-}" && ! -e $R/import14-done ]]; then
   days import1 $1 1 5 1 0 0
   days import14 $1 14 5 1 30 0

@@ -8,12 +8,7 @@ set -u
 [[ $# -gt 0 ]] || { echo "usage: $0 NAME=BINARY..." >&2; exit 2; }
 cd "$(dirname "$0")/../../.."
 D=/work/data-10k; R=$D/results-stop25; mkdir -p $R
-PG=postgres://postgres@127.0.0.1:5432
-days() { # days NAME BINARY WINDOWS K ROUNDS DURATION SKIP_IMPORT
-  env NODES=10000 DATA=$D K=$4 WARMUP=3 ROUNDS=$5 DAYS="$3" REPORTDB=$2 DURATION=$6 SKIP_IMPORT=$7 \
-    scripts/days-scaling.sh $PG/s10k $R/days-$1 > $R/days-$1.log 2>&1
-  date -u +%FT%TZ > $R/$1-done
-}
+days() { scripts/days-10k.sh $R "$@"; } # days NAME BINARY WINDOWS K ROUNDS DURATION SKIP_IMPORT
 for nb in "$@"; do
   days ratio-${nb%%=*} ${nb#*=} "1 14" 20 2 30 1
 done
