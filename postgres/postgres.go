@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"runtime"
 	"sort"
@@ -241,6 +242,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		start := time.Now()
 		if pre := concurrentSteps[v]; pre != nil {
 			// outside any transaction, before the migration's own
 			if err := pre(ctx, conn.Conn()); err != nil {
@@ -262,6 +264,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 		if err := tx.Commit(ctx); err != nil {
 			return fmt.Errorf("migration %s: %w", name, err)
 		}
+		slog.Info("migration applied", "name", name, "took", time.Since(start).Round(time.Millisecond))
 	}
 	return nil
 }
