@@ -89,12 +89,27 @@ func (e *Engine) runRows(ctx context.Context, count *sqlgen.Built, open func(q s
 	return exec(e.b)
 }
 
-// runPlan is run for the statements of plan p (rendered with opts), or
-// runNarrowed when p is narrowed on the backend's dialect (see
-// narrowing).
-func (e *Engine) runPlan(ctx context.Context, p *query.Plan, opts []sqlgen.Option, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
-	if n, ok := narrowable(e.b.Dialect(), p, opts); ok {
+// strategy decides how the statements of plan p, rendered with opts on
+// dialect d, are run: narrowed (n, see narrowing), keyed (k, see keying:
+// the options returned then key them), or as they are.
+func strategy(d sqlgen.Dialect, p *query.Plan, opts []sqlgen.Option) (_ []sqlgen.Option, n *narrowing, k *keying) {
+	if n, ok := narrowable(d, p, opts); ok {
+		return opts, n, nil
+	}
+	if k, ok := keyable(d, p); ok {
+		return append(opts[:len(opts):len(opts)], sqlgen.Keyed()), nil, k
+	}
+	return opts, nil, nil
+}
+
+// runPlan is run for the statements of a plan, or runNarrowed or
+// runKeyed as its strategy says.
+func (e *Engine) runPlan(ctx context.Context, n *narrowing, k *keying, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
+	switch {
+	case n != nil:
 		return e.runNarrowed(ctx, n, rowsSQL, count, fn)
+	case k != nil:
+		return e.runKeyed(ctx, k, rowsSQL, count, fn)
 	}
 	return e.run(ctx, rowsSQL, count, fn)
 }
@@ -133,7 +148,7 @@ func render[P any](d sqlgen.Dialect, p P, withTotal bool, rows, count func(sqlge
 // set, the number of rows it has without limit and offset (else -1).
 func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn func(rows *Rows, total int64) error) error {
 	d := e.b.Dialect()
-	opts := options(d, p)
+	opts, n, k := strategy(d, p, options(d, p))
 	built, count, err := render(d, p, withTotal,
 		func(d sqlgen.Dialect, p *query.Plan) (*sqlgen.Built, error) { return sqlgen.Select(d, p, opts...) },
 		func(d sqlgen.Dialect, p *query.Plan) (*sqlgen.Built, error) { return sqlgen.Count(d, p, opts...) })
@@ -146,7 +161,7 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 	if err := e.bindEventWindows(ctx, built, count); err != nil {
 		return err
 	}
-	return e.runPlan(ctx, p, opts, built, count, func(rows store.Rows, total int64) error {
+	return e.runPlan(ctx, n, k, built, count, func(rows store.Rows, total int64) error {
 		enc := newRowEncoder(built.Columns)
 		return fn(&Rows{rows: rows, encode: func(b []byte) ([]byte, error) {
 			if err := rows.Scan(enc.dest...); err != nil {
@@ -394,10 +409,11 @@ func (e *Engine) AggregateEventCounts(ctx context.Context, ap *query.AggregatePl
 
 // Explain describes how the backend runs a plan's statement
 // (explain=analyze): PostgreSQL's JSON plan, or SQLite's plan lines. For
-// a narrowed query (see narrowing), the statement of its head.
+// a narrowed query (see narrowing), the statement of its head; for a
+// keyed one (see keying), the statement on the keys' ids.
 func (e *Engine) Explain(ctx context.Context, p *query.Plan) (any, error) {
 	d := e.b.Dialect()
-	opts := options(d, p)
+	opts, narrowed, k := strategy(d, p, options(d, p))
 	built, err := sqlgen.Select(d, p, opts...)
 	if err != nil {
 		return nil, err
@@ -410,7 +426,12 @@ func (e *Engine) Explain(ctx context.Context, p *query.Plan) (any, error) {
 	}
 	var lines []any
 	err = e.b.Snapshot(ctx, func(q store.Querier) error {
-		if n, ok := narrowable(d, p, opts); ok {
+		if k != nil && built.Keyed {
+			if err := k.bind(ctx, q, built); err != nil {
+				return err
+			}
+		}
+		if n := narrowed; n != nil {
 			head, _, _, ok, err := n.head(ctx, q)
 			if err != nil {
 				return err
@@ -494,13 +515,15 @@ func (e *Engine) ReportDocument(ctx context.Context, hash, field string) ([]byte
 	h := query.Reports.Field("hash")
 	p := &query.Plan{Entity: query.Reports, Columns: []query.Column{{Name: f.Name, Field: f}},
 		Filter: query.Cmp{Op: "=", Field: h, Value: hash}}
-	built, err := sqlgen.Select(e.b.Dialect(), p)
+	d := e.b.Dialect()
+	opts, n, k := strategy(d, p, nil)
+	built, err := sqlgen.Select(d, p, opts...)
 	if err != nil {
 		return nil, false, err
 	}
 	var data []byte
 	found := false
-	err = e.runPlan(ctx, p, nil, built, nil, func(rows store.Rows, _ int64) error {
+	err = e.runPlan(ctx, n, k, built, nil, func(rows store.Rows, _ int64) error {
 		if rows.Next() {
 			found = true
 			var doc, hash any

@@ -121,6 +121,8 @@ func (db *DB) noteStored(reports []*reportdb.Report, outcomes []reportdb.Outcome
 		a.pending[t] += n // inserted, or their latest report moved
 		a.touched[t] = true
 	}
+	a.pending["report_keys"] += 2 * n // a report's hash and configuration version (migration 0016)
+	a.touched["report_keys"] = true
 	if a.off || a.running || time.Since(a.last) < a.intervalLocked() {
 		return
 	}

@@ -82,29 +82,34 @@ const resourceEventsSQL = `(SELECT json_agg(ev)::text FROM (SELECT e.status,
 // Column implements sqlgen.Dialect: a report's metrics and logs live in
 // report_data; its resource_events are built from the events.
 func (d Dialect) Column(t query.Table, alias, col string) string {
-	s, _ := d.BoundedColumn(t, alias, col, "", "")
+	s, _ := d.BoundedColumn(t, alias, col, nil)
 	return s
 }
 
 // BoundedColumn implements sqlgen.BoundedColumns: the columns of a report
 // read from report_data and resource_events, whose partitions a statement
-// over reports with ids op arg then plans and opens alone.
-func (Dialect) BoundedColumn(t query.Table, alias, col, op, arg string) (string, bool) {
+// over reports with ids within bound then plans and opens alone.
+func (Dialect) BoundedColumn(t query.Table, alias, col string, bound func(id string) string) (string, bool) {
 	if t == query.ReportsTable && alias == "r" {
-		bound := func(id string) string {
-			if op == "" {
-				return ""
-			}
-			return " AND " + id + " " + op + " " + arg
+		if bound == nil {
+			bound = func(string) string { return "" }
 		}
 		switch col {
 		case "resource_events":
-			return fmt.Sprintf(resourceEventsSQL, bound("e.report_id")), true
+			return fmt.Sprintf(resourceEventsSQL, and(bound("e.report_id"))), true
 		case "metrics", "logs":
-			return "(SELECT d." + col + " FROM report_data d WHERE d.id = r.id" + bound("d.id") + ")", true
+			return "(SELECT d." + col + " FROM report_data d WHERE d.id = r.id" + and(bound("d.id")) + ")", true
 		}
 	}
 	return alias + "." + col, false
+}
+
+// and is " AND " c, or "" for no condition c.
+func and(c string) string {
+	if c == "" {
+		return ""
+	}
+	return " AND " + c
 }
 
 // SortHash implements sqlgen.Dialect.
@@ -155,4 +160,27 @@ func (Dialect) ReportDaysSQL(column string) (string, bool) {
 		return "", false
 	}
 	return "SELECT day << 32, (day + 1) << 32, " + lo + ", " + hi + " FROM report_time_bounds", true
+}
+
+// ReportKeysSQL implements sqlgen.ReportKeys: report_keys (migration
+// 0016) holds each report's id under the hash of each of its keys.
+func (Dialect) ReportKeysSQL() string {
+	return "SELECT id FROM report_keys WHERE key = ANY(ARRAY(SELECT hashtextextended(k, 0) FROM unnest($1::text[]) k))"
+}
+
+// AnyID implements sqlgen.ReportKeys.
+func (Dialect) AnyID(id, arg string) string { return id + " = ANY(" + arg + "::bigint[])" }
+
+// IDDays implements sqlgen.ReportKeys: a report id's day is id >> 32
+// (ids.go).
+func (Dialect) IDDays(ids []int64) (lo, hi int64) {
+	for i, id := range ids {
+		l, h := id>>32<<32, (id>>32+1)<<32
+		if i == 0 {
+			lo, hi = l, h
+			continue
+		}
+		lo, hi = min(lo, l), max(hi, h)
+	}
+	return lo, hi
 }

@@ -42,7 +42,7 @@ func (db *DB) Maintain(ctx context.Context) (vacuumed []string, err error) {
 		LEFT JOIN pg_class p ON p.oid = i.inhparent
 		WHERE (s.n_ins_since_vacuum > 0 OR s.n_dead_tup > 0)
 		  AND (p.relname IN ('reports', 'resource_events', 'report_data') OR s.relname IN ('certnames', 'latest_reports', 'report_rollup', 'event_rollup', 'failure_rollup',
-		    'resource_latest', 'distinct_rollup'))
+		    'resource_latest', 'distinct_rollup', 'report_keys'))
 		ORDER BY 1`)
 	if err != nil {
 		return nil, err

@@ -70,13 +70,14 @@ func NarrowOrder(p *query.Plan) (column string, desc, ok bool) {
 // read from other tables by report id (PostgreSQL: metrics, logs and
 // resource_events, from report_data and resource_events): BoundedColumn
 // renders column col of table t (under alias) reading only the rows of
-// report ids op arg (a comparison operator and a placeholder), and
-// reports whether it is such a column. A narrowed statement's reports all
-// have such ids, so the answer is the same, and a database that
-// partitions those tables by report id plans and opens only the
-// partitions of the narrowed days.
+// the report ids for which bound holds (bound(id) is that condition on
+// the id expression id, "" for none), and reports whether it is such a
+// column. A narrowed (or keyed: KeyLookup) statement's reports all have
+// such ids, so the answer is the same, and a database that partitions
+// those tables by report id plans and opens only the partitions of the
+// statement's days.
 type BoundedColumns interface {
-	BoundedColumn(t query.Table, alias, col, op, arg string) (string, bool)
+	BoundedColumn(t query.Table, alias, col string, bound func(id string) string) (string, bool)
 }
 
 // decideNarrow decides, before anything of plan p is rendered, whether

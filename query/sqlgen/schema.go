@@ -49,8 +49,8 @@ func (b *builder) col(f *query.Field) string {
 		return b.alias + "." + f.Column
 	}
 	if bc, ok := b.d.(BoundedColumns); ok && f.Table == query.ReportsTable {
-		if op, arg, ok := b.narrowID(); ok {
-			if s, ok := bc.BoundedColumn(f.Table, schema[f.Table].alias, f.Column, op, arg); ok {
+		if bound, ok := b.idBound(); ok {
+			if s, ok := bc.BoundedColumn(f.Table, schema[f.Table].alias, f.Column, bound); ok {
 				return s
 			}
 		}

@@ -29,6 +29,11 @@ type Built struct {
 	// ids the statement's event subqueries are bounded by (see
 	// EventWindow), to be bound before it runs.
 	EventWindows []EventWindow
+	// Keyed is set when the statement was keyed (see Keyed); KeyArgs are
+	// then the indexes in Args of the keyed ids and of their days' range
+	// [lo, hi), to be bound before it runs.
+	Keyed   bool
+	KeyArgs []int
 }
 
 // OutCol is one output key of a result row.
@@ -59,6 +64,11 @@ type builder struct {
 	narrowArg string // the placeholder of the head's bound on report ids
 	narrowed  bool
 	windows   []EventWindow // see Built.EventWindows
+	// keyed, when set, keys a statement over reports (Keyed): keying is
+	// decided by decideKeyed, keyArgs are the placeholders' indexes,
+	// keyedDone records that it did
+	keyed, keying, keyedDone bool
+	keyArgs                  []int
 	// distinctGate, when set, is a condition added to the distinct_resources
 	// window's scan (distinctEventCounts: false when the distinct tables
 	// answer, so that the scan reads no row even where the database does
@@ -68,7 +78,7 @@ type builder struct {
 
 func (b *builder) built(sql string, cols []OutCol) *Built {
 	return &Built{SQL: sql, Args: b.args, Columns: cols, ValueSensitive: b.sensitive, ReportIDArgs: b.idArgs,
-		Narrowed: b.narrowed, EventWindows: b.windows}
+		Narrowed: b.narrowed, EventWindows: b.windows, Keyed: b.keyedDone, KeyArgs: b.keyArgs}
 }
 
 // rangeArg binds a value compared with a range or regular-expression
@@ -133,6 +143,7 @@ func Select(d Dialect, p *query.Plan, opts ...Option) (*Built, error) {
 		b = newBuilder(d, opts)
 	}
 	b.decideNarrow(p)
+	b.decideKeyed(p)
 	sel, cols := b.selectList(p)
 	sql, err := b.statement(p, sel, nil, true)
 	if err != nil {
@@ -152,6 +163,7 @@ func Count(d Dialect, p *query.Plan, opts ...Option) (*Built, error) {
 		}
 		return b.built(sql, nil), nil
 	}
+	b.decideKeyed(p)
 	sel, _ := b.selectList(p)
 	inner, err := b.statement(p, sel, nil, false)
 	if err != nil {
@@ -211,7 +223,10 @@ func (b *builder) statement(p *query.Plan, sel string, selUses *uses, paging boo
 		}
 	}
 	if latestFrom == "" {
-		if c := b.narrowCond(p); c != "" {
+		for _, c := range []string{b.narrowCond(p), b.keyedCond(p)} {
+			if c == "" {
+				continue
+			}
 			if where == "" {
 				where = " WHERE " + c
 			} else {
@@ -229,10 +244,10 @@ func (b *builder) statement(p *query.Plan, sel string, selUses *uses, paging boo
 		}
 		inner := "SELECT r.id FROM " + from + where + b.orderLimit(p.OrderBy, p.Limit, p.Offset)
 		outer := ""
-		if op, arg, ok := b.narrowID(); ok && latestFrom == "" {
-			// the page's reports are all in the head's days: their
-			// partitions alone are opened
-			outer = " WHERE r.id " + op + " " + arg
+		if bound, ok := b.idBound(); ok && latestFrom == "" {
+			// the page's reports are all in the head's (or the keyed
+			// ids') days: their partitions alone are opened
+			outer = " WHERE " + bound("r.id")
 		}
 		return "SELECT " + sel + " FROM reports r JOIN (" + inner + ") pg ON pg.id = r.id" + outer +
 			b.orderLimit(p.OrderBy, 0, 0), nil

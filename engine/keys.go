@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"context"
+
+	"reportdb/query"
+	"reportdb/query/sqlgen"
+	"reportdb/store"
+)
+
+// keying is how a query whose answer is made of the reports stored under
+// a few keys (sqlgen.KeyLookup: a hash, a node's configuration version:
+// Puppetboard's report page) is run on a dialect that keeps them
+// (sqlgen.ReportKeys): the ids under those keys are read first, from one
+// index whatever the days kept, then the statement is run on those ids
+// alone, bounded to their days, so that only those days' partitions are
+// opened. The statement keeps the whole filter: ids of other reports
+// (keys that hash alike, reports deleted since) only cost a row read.
+type keying struct {
+	rk   sqlgen.ReportKeys
+	keys []string
+}
+
+// keyable returns how plan p is keyed on dialect d, if it is.
+func keyable(d sqlgen.Dialect, p *query.Plan) (*keying, bool) {
+	rk, ok := d.(sqlgen.ReportKeys)
+	if !ok {
+		return nil, false
+	}
+	keys, ok := sqlgen.KeyLookup(p)
+	if !ok {
+		return nil, false
+	}
+	return &keying{rk: rk, keys: keys}, true
+}
+
+// bind reads the ids under k's keys and binds them, and their days'
+// range, in each keyed statement of bs.
+func (k *keying) bind(ctx context.Context, q store.Querier, bs ...*sqlgen.Built) error {
+	rows, err := q.Query(ctx, store.Statement{SQL: k.rk.ReportKeysSQL(), Args: []any{k.keys}})
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	ids := []int64{}
+	for rows.Next() {
+		var v any
+		if err := rows.Scan(&v); err != nil {
+			return err
+		}
+		if id, ok := asInt(v); ok {
+			ids = append(ids, id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	lo, hi := k.rk.IDDays(ids)
+	for _, b := range bs {
+		if b == nil || !b.Keyed {
+			continue
+		}
+		b.Args[b.KeyArgs[0]], b.Args[b.KeyArgs[1]], b.Args[b.KeyArgs[2]] = ids, lo, hi
+	}
+	return nil
+}
+
+// runKeyed is run (see there) for a keyed query: rows and count were
+// rendered with sqlgen.Keyed, and are run as they are when they were not
+// keyed (a plan answered apart).
+func (e *Engine) runKeyed(ctx context.Context, k *keying, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
+	if !rowsSQL.Keyed && (count == nil || !count.Keyed) {
+		return e.run(ctx, rowsSQL, count, fn)
+	}
+	exec := func(q store.Querier) error {
+		if err := k.bind(ctx, q, rowsSQL, count); err != nil {
+			return err
+		}
+		var total int64 = -1
+		if count != nil {
+			n, err := scalar(ctx, q, count)
+			if err != nil {
+				return err
+			}
+			total = n
+		}
+		rows, err := q.Query(ctx, statement(rowsSQL))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		return fn(rows, total)
+	}
+	if count != nil {
+		return e.b.Snapshot(ctx, exec)
+	}
+	return exec(e.b)
+}

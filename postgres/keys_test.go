@@ -1,0 +1,235 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestKeyedLookupsAreExact: lookups by a report's hash or a node's
+// configuration version (Puppetboard's report page: certname = N and
+// (hash = X or configuration_version = X)) read the ids from report_keys
+// (migration 0016; engine's keying) and answer exactly the stored reports
+// that match, wherever their days. The reports are random over nine days,
+// stored out of order and some twice; configuration versions repeat
+// across days and nodes, and some equal another report's hash. Every
+// answer (rows and X-Records) is compared with the submitted reports
+// filtered; then retention drops the oldest days, their keys go, and the
+// answers are checked again. A report whose keys are removed by hand is
+// no longer found: the keys are what answers.
+func TestKeyedLookupsAreExact(t *testing.T) {
+	u, db, h := newServer(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(16))
+	const day, hour = int64(86_400_000), int64(3_600_000)
+	base := time.Now().UTC().Truncate(24*time.Hour).UnixMilli() - 8*day
+	type report struct {
+		certname, version, hash string
+		start, produced         int64
+	}
+	var all []report
+	nodes := []string{"a.example.com", "b.example.com", "c.example.com", "d.example.com"}
+	versions := []string{"v1", "v2", "v3", "1700000000"}
+	for i := 0; i < 120; i++ {
+		r := report{certname: nodes[rng.Intn(len(nodes))], version: versions[rng.Intn(len(versions))]}
+		r.produced = base + rng.Int63n(9*day)
+		r.start = r.produced - rng.Int63n(2*hour)
+		all = append(all, r)
+	}
+	body := func(r report) []byte {
+		b := timedReportBody(r.certname, r.start, r.start+60_000, r.produced)
+		return []byte(strings.Replace(string(b), fmt.Sprintf(`"configuration_version":"%d"`, r.start),
+			fmt.Sprintf(`"configuration_version":%q`, r.version), 1))
+	}
+	store := func(rs []report) {
+		for _, i := range rng.Perm(len(rs)) {
+			submit(t, h, rs[i].certname, body(rs[i]))
+			if rng.Intn(5) == 0 {
+				submit(t, h, rs[i].certname, body(rs[i])) // a duplicate
+			}
+		}
+	}
+	store(all)
+	iso := func(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
+	// the hashes the server gave them
+	byStart := map[string]*report{}
+	for i := range all {
+		byStart[all[i].certname+" "+iso(all[i].start)] = &all[i]
+	}
+	for _, row := range getRows(t, h, "/pdb/query/v4/reports", url.Values{}) {
+		st, _ := time.Parse(time.RFC3339Nano, row["start_time"].(string))
+		byStart[row["certname"].(string)+" "+iso(st.UnixMilli())].hash = row["hash"].(string)
+	}
+	// later reports whose configuration version is an earlier report's hash
+	var extra []report
+	for i := 0; i < 6; i++ {
+		o := all[rng.Intn(len(all))]
+		r := report{certname: o.certname, version: o.hash, produced: base + rng.Int63n(9*day)}
+		if i%2 == 0 {
+			r.certname = nodes[(i/2)%len(nodes)]
+		}
+		r.start = r.produced - 1000
+		extra = append(extra, r)
+	}
+	store(extra)
+	for _, row := range getRows(t, h, "/pdb/query/v4/reports", url.Values{"query": {`["~","configuration_version","^[0-9a-f]{40}$"]`}}) {
+		for i := range extra {
+			if st, _ := time.Parse(time.RFC3339Nano, row["start_time"].(string)); st.UnixMilli() == extra[i].start && row["certname"] == extra[i].certname {
+				extra[i].hash = row["hash"].(string)
+			}
+		}
+	}
+	all = append(all, extra...)
+	for _, r := range all {
+		if r.hash == "" {
+			t.Fatalf("report %s %s not stored", r.certname, iso(r.start))
+		}
+	}
+
+	// ask runs query q on endpoint (reports or events, with include_total)
+	// and compares the reports it answers with want's
+	ask := func(endpoint, q string, match func(r report) bool) {
+		t.Helper()
+		var want []string
+		for _, r := range all {
+			if match(r) {
+				want = append(want, r.hash)
+			}
+		}
+		sort.Strings(want)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/pdb/query/v4/"+endpoint+"?"+url.Values{"query": {q}, "include_total": {"true"}}.Encode(), nil))
+		if rec.Code != 200 {
+			t.Fatalf("%s %s: %d %s", endpoint, q, rec.Code, rec.Body.String())
+		}
+		rows := getRows(t, h, "/pdb/query/v4/"+endpoint, url.Values{"query": {q}})
+		var got []string
+		for _, row := range rows {
+			k := "hash"
+			if endpoint == "events" {
+				k = "report"
+			}
+			got = append(got, row[k].(string))
+		}
+		sort.Strings(got)
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s %s:\ngot  %v\nwant %v", endpoint, q, got, want)
+		}
+		if total := rec.Header().Get("X-Records"); total != fmt.Sprint(len(want)) {
+			t.Errorf("%s %s: X-Records %s, want %d", endpoint, q, total, len(want))
+		}
+	}
+	check := func() {
+		t.Helper()
+		for i := 0; i < 40; i++ {
+			r := all[rng.Intn(len(all))]
+			other := nodes[rng.Intn(len(nodes))]
+			for _, x := range []string{r.hash, r.version, "0000000000000000000000000000000000000000"} {
+				for _, cn := range []string{r.certname, other} {
+					ask("reports", fmt.Sprintf(`["and",["=","certname",%q],["or",["=","hash",%q],["=","configuration_version",%q]]]`, cn, x, x),
+						func(s report) bool { return s.certname == cn && (s.hash == x || s.version == x) })
+					ask("events", fmt.Sprintf(`["and",["=","certname",%q],["=","configuration_version",%q]]`, cn, x),
+						func(s report) bool { return s.certname == cn && s.version == x })
+				}
+			}
+			ask("reports", fmt.Sprintf(`["or",["=","hash",%q],["and",["=","certname",%q],["=","configuration_version",%q]]]`, r.hash, other, r.version),
+				func(s report) bool { return s.hash == r.hash || (s.certname == other && s.version == r.version) })
+		}
+	}
+	check()
+
+	conn := getConn(t, u)
+	defer conn.Close(context.Background())
+	// every stored report has its keys
+	missing := func() int {
+		t.Helper()
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM reports r WHERE NOT EXISTS (SELECT 1 FROM report_keys k
+			WHERE k.id = r.id AND k.key = hashtextextended('h' || r.hash, 0)) OR NOT EXISTS (SELECT 1 FROM report_keys k
+			WHERE k.id = r.id AND k.key = hashtextextended('c' || r.certname || chr(1) || r.configuration_version, 0))`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := missing(); n != 0 {
+		t.Errorf("%d reports without their keys", n)
+	}
+
+	// retention drops the oldest days, and their keys
+	cut := base + 3*day
+	if _, err := db.DeleteReportsBefore(ctx, cut); err != nil {
+		t.Fatal(err)
+	}
+	var kept []report
+	for _, r := range all {
+		if r.produced >= cut {
+			kept = append(kept, r)
+		}
+	}
+	all = kept
+	var stale int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM report_keys WHERE id < $1`,
+		(time.UnixMilli(cut).UTC().Truncate(24*time.Hour).UnixMilli()/day+100000)<<32).Scan(&stale); err != nil || stale != 0 {
+		t.Errorf("%d keys of dropped days (%v)", stale, err)
+	}
+	if n := missing(); n != 0 {
+		t.Errorf("%d reports without their keys after retention", n)
+	}
+	check()
+
+	// without its keys, a stored report is not found by them
+	r := all[0]
+	mustExec(t, conn, fmt.Sprintf(`DELETE FROM report_keys WHERE id = (SELECT id FROM reports WHERE hash = '%s')`, r.hash))
+	if got := getRows(t, h, "/pdb/query/v4/reports", url.Values{"query": {fmt.Sprintf(
+		`["and",["=","certname",%q],["or",["=","hash",%q],["=","configuration_version",%q]]]`, r.certname, r.hash, r.hash)}}); len(got) != 0 {
+		t.Errorf("report %s found without its keys: the lookup did not read them", r.hash)
+	}
+}
+
+// TestMigration0016OnExistingData: migration 0016 applied to a database
+// with reports in several days records each report's keys, and its
+// trigger records those of the reports stored after it.
+func TestMigration0016OnExistingData(t *testing.T) {
+	u, db, h := newServer(t)
+	base := time.Date(2025, 3, 1, 10, 30, 0, 0, time.UTC).UnixMilli()
+	const day = int64(86_400_000)
+	for d := int64(0); d < 3; d++ {
+		cn := fmt.Sprintf("mig%02d.example.com", d)
+		submit(t, h, cn, timedReportBody(cn, base+d*day-60_000, base+d*day, base+d*day))
+	}
+	conn := getConn(t, u)
+	defer conn.Close(context.Background())
+	ctx := context.Background()
+	mustExec(t, conn,
+		"DROP TRIGGER reports_keys ON reports",
+		"DROP FUNCTION report_keys_add()",
+		"DROP TABLE report_keys",
+		"DELETE FROM reportdb_schema_migrations WHERE version = 16",
+	)
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	submit(t, h, "after.example.com", timedReportBody("after.example.com", base+day, base+day+1000, base+day+1000))
+	var reports, keys, matched int
+	if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM reports), (SELECT count(*) FROM report_keys),
+		(SELECT count(*) FROM reports r JOIN report_keys k ON k.id = r.id AND k.key IN (hashtextextended('h' || r.hash, 0),
+		  hashtextextended('c' || r.certname || chr(1) || r.configuration_version, 0)))`).Scan(&reports, &keys, &matched); err != nil {
+		t.Fatal(err)
+	}
+	if reports != 4 || keys != 8 || matched != 8 {
+		t.Errorf("%d reports, %d keys, %d of them the reports' own; want 4, 8, 8", reports, keys, matched)
+	}
+	for d := int64(0); d < 3; d++ {
+		cn := fmt.Sprintf("mig%02d.example.com", d)
+		if got := getRows(t, h, "/pdb/query/v4/reports", url.Values{"query": {fmt.Sprintf(
+			`["and",["=","certname",%q],["=","configuration_version","%d"]]`, cn, base+d*day-60_000)}}); len(got) != 1 {
+			t.Errorf("%s by its configuration version: %d reports", cn, len(got))
+		}
+	}
+}
