@@ -102,6 +102,25 @@ func strategy(d sqlgen.Dialect, p *query.Plan, opts []sqlgen.Option) (_ []sqlgen
 	return opts, nil, nil
 }
 
+// fallback renders, for a plan narrowed by the day of one report (n, nil
+// for none) on a dialect that keeps the reports' keys, the keyed
+// statement that answers when the head has no row (narrowing.fallback).
+func (e *Engine) fallback(d sqlgen.Dialect, p *query.Plan, n *narrowing) error {
+	if n == nil || !n.unique {
+		return nil
+	}
+	k, ok := keyable(d, p)
+	if !ok {
+		return nil
+	}
+	b, err := sqlgen.Select(d, p, append(n.opts[:len(n.opts):len(n.opts)], sqlgen.Keyed())...)
+	if err != nil || !b.Keyed {
+		return err
+	}
+	n.fallback = &keyedStatement{k: k, b: b}
+	return nil
+}
+
 // runPlan is run for the statements of a plan, or runNarrowed or
 // runKeyed as its strategy says.
 func (e *Engine) runPlan(ctx context.Context, n *narrowing, k *keying, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
@@ -155,10 +174,17 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 	if err != nil {
 		return err
 	}
-	if err := e.bindReportIDs(ctx, d, p, built, count); err != nil {
+	if err := e.fallback(d, p, n); err != nil {
 		return err
 	}
-	if err := e.bindEventWindows(ctx, built, count); err != nil {
+	var fb *sqlgen.Built
+	if n != nil && n.fallback != nil {
+		fb = n.fallback.b
+	}
+	if err := e.bindReportIDs(ctx, d, p, built, count, fb); err != nil {
+		return err
+	}
+	if err := e.bindEventWindows(ctx, built, count, fb); err != nil {
 		return err
 	}
 	return e.runPlan(ctx, n, k, built, count, func(rows store.Rows, total int64) error {
@@ -519,6 +545,9 @@ func (e *Engine) ReportDocument(ctx context.Context, hash, field string) ([]byte
 	opts, n, k := strategy(d, p, nil)
 	built, err := sqlgen.Select(d, p, opts...)
 	if err != nil {
+		return nil, false, err
+	}
+	if err := e.fallback(d, p, n); err != nil {
 		return nil, false, err
 	}
 	var data []byte

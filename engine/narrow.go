@@ -26,8 +26,9 @@ const NarrowSpan = int64(24 * 60 * 60 * 1000)
 // A query on one report's hash (sqlgen.NarrowHash: Puppetboard's report
 // page asks for its events) is narrowed the same way, to the days of the
 // newest reports' end times: a report is stored in one day, so when the
-// head has rows they are all of its rows; else the plain statement
-// answers.
+// head has rows they are all of its rows; else the statement keyed by
+// the hash answers (narrowing.fallback; the plain statement on a dialect
+// that keeps no keys).
 type narrowing struct {
 	p      *query.Plan
 	d      sqlgen.Dialect
@@ -36,6 +37,17 @@ type narrowing struct {
 	desc   bool
 	unique bool   // by the day of one report (sqlgen.Narrow.Unique)
 	sql    string // the days' spans (sqlgen.ReportDays)
+	// fallback, when set, answers a narrowed lookup by one report's hash
+	// whose head has no row (a report older than the head's days, or an
+	// unknown hash) in place of the plain statement: the statement keyed
+	// by the report's hash (see keying), read from its day alone.
+	fallback *keyedStatement
+}
+
+// keyedStatement is a keyed statement and its keys.
+type keyedStatement struct {
+	k *keying
+	b *sqlgen.Built
 }
 
 // narrowable returns how plan p is narrowed on dialect d, if it is: d
@@ -170,9 +182,16 @@ func (r *narrowedRows) Next() bool {
 		return false
 	}
 	var next *sqlgen.Built
-	if r.n.unique || (r.got == 0 && p.Offset > 0) {
+	switch {
+	case r.n.unique && r.n.fallback != nil:
+		if err := r.n.fallback.k.bind(r.ctx, r.q, r.n.fallback.b); err != nil {
+			r.err = err
+			return false
+		}
+		next = r.n.fallback.b
+	case r.n.unique || (r.got == 0 && p.Offset > 0):
 		next = r.plain
-	} else {
+	default:
 		// the head had all of its rows from the offset on: the page
 		// goes on with the first rows of the rest
 		rest := *p
@@ -225,8 +244,8 @@ type hashHead struct {
 // such a head: it reads the ids at or above it, newer days included, and
 // a report is stored in one day, so that when the head has rows they are
 // the report's; only whether the rest is empty is not known without the
-// spans, so that an empty head is followed by the plain statement (an
-// unknown hash, or a report older than the bound). An old bound makes the
+// spans, so that an empty head is followed by the fallback or the plain
+// statement (an unknown hash, or a report older than the bound). An old bound makes the
 // head read a day more after midnight, until it is read again.
 func (e *Engine) head(ctx context.Context, q store.Querier, n *narrowing) (b *sqlgen.Built, w sqlgen.Narrow, restEmpty, ok bool, err error) {
 	if !n.unique {

@@ -22,7 +22,8 @@ import (
 // answer (rows and X-Records) is compared with the submitted reports
 // filtered; then retention drops the oldest days, their keys go, and the
 // answers are checked again. A report whose keys are removed by hand is
-// no longer found: the keys are what answers.
+// no longer found: the keys are what answers (for the events of one old
+// report too, which the newest days' head does not hold).
 func TestKeyedLookupsAreExact(t *testing.T) {
 	u, db, h := newServer(t)
 	ctx := context.Background()
@@ -189,6 +190,29 @@ func TestKeyedLookupsAreExact(t *testing.T) {
 	if got := getRows(t, h, "/pdb/query/v4/reports", url.Values{"query": {fmt.Sprintf(
 		`["and",["=","certname",%q],["or",["=","hash",%q],["=","configuration_version",%q]]]`, r.certname, r.hash, r.hash)}}); len(got) != 0 {
 		t.Errorf("report %s found without its keys: the lookup did not read them", r.hash)
+	}
+	// the events of one report (report = H, narrowed to the newest days
+	// first): the newest report's are found by the head, keys or not; the
+	// oldest report's, beyond the head, through its keys (the fallback)
+	oldest, newest := all[0], all[0]
+	for _, r := range all {
+		if r.produced < oldest.produced {
+			oldest = r
+		}
+		if r.produced > newest.produced {
+			newest = r
+		}
+	}
+	events := func(r report) int {
+		return len(getRows(t, h, "/pdb/query/v4/events", url.Values{"query": {fmt.Sprintf(`["=","report",%q]`, r.hash)}}))
+	}
+	if n, m := events(oldest), events(newest); n != 1 || m != 1 {
+		t.Errorf("events of the oldest and newest reports: %d and %d, want 1 and 1", n, m)
+	}
+	mustExec(t, conn, fmt.Sprintf(`DELETE FROM report_keys WHERE id IN (SELECT id FROM reports WHERE hash IN ('%s', '%s'))`,
+		oldest.hash, newest.hash))
+	if n, m := events(oldest), events(newest); n != 0 || m != 1 {
+		t.Errorf("without their keys, events of the oldest and newest reports: %d and %d, want 0 (the keys answer) and 1 (the head)", n, m)
 	}
 }
 
