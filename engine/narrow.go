@@ -184,6 +184,9 @@ func (r *narrowedRows) Next() bool {
 	var next *sqlgen.Built
 	switch {
 	case r.n.unique && r.n.fallback != nil:
+		// the head's rows are closed first: on a snapshot's one
+		// connection the keys' statement could not run beside them
+		r.cur.Close()
 		if err := r.n.fallback.k.bind(r.ctx, r.q, r.n.fallback.b); err != nil {
 			r.err = err
 			return false

@@ -139,6 +139,9 @@ func TestKeyedLookupsAreExact(t *testing.T) {
 						func(s report) bool { return s.certname == cn && s.version == x })
 				}
 			}
+			// the events of one report: the newest days first, the keys
+			// when it is older (with include_total, in one snapshot)
+			ask("events", fmt.Sprintf(`["=","report",%q]`, r.hash), func(s report) bool { return s.hash == r.hash })
 			ask("reports", fmt.Sprintf(`["or",["=","hash",%q],["and",["=","certname",%q],["=","configuration_version",%q]]]`, r.hash, other, r.version),
 				func(s report) bool { return s.hash == r.hash || (s.certname == other && s.version == r.version) })
 		}
@@ -208,6 +211,15 @@ func TestKeyedLookupsAreExact(t *testing.T) {
 	}
 	if n, m := events(oldest), events(newest); n != 1 || m != 1 {
 		t.Errorf("events of the oldest and newest reports: %d and %d, want 1 and 1", n, m)
+	}
+	// a page at an offset, with its total (one snapshot: the head's rows
+	// are closed before the keys are read on its connection)
+	for _, r := range []report{oldest, newest} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/pdb/query/v4/reports/"+r.hash+"/events?limit=5&offset=1&include_total=true", nil))
+		if rec.Code != 200 || rec.Header().Get("X-Records") != "1" || strings.TrimSpace(rec.Body.String()) != "[]" {
+			t.Errorf("events of report %s at offset 1: %d X-Records %q %s", r.hash, rec.Code, rec.Header().Get("X-Records"), rec.Body.String())
+		}
 	}
 	mustExec(t, conn, fmt.Sprintf(`DELETE FROM report_keys WHERE id IN (SELECT id FROM reports WHERE hash IN ('%s', '%s'))`,
 		oldest.hash, newest.hash))
