@@ -23,6 +23,10 @@ const NarrowSpan = int64(24 * 60 * 60 * 1000)
 // rest. The newest reports of a node, or the first pages of all reports,
 // then read one or two days however many are kept.
 //
+// A query over events ordered by their timestamp, with no window of
+// timestamps (a search by resource title, newest first), is narrowed the
+// same way, by the days' spans of event timestamps (sqlgen.EventDays).
+//
 // A query on one report's hash (sqlgen.NarrowHash: Puppetboard's report
 // page asks for its events) is narrowed the same way, to the days of the
 // newest reports' end times: a report is stored in one day, so when the
@@ -66,8 +70,15 @@ func narrowable(d sqlgen.Dialect, p *query.Plan, opts []sqlgen.Option) (*narrowi
 		}
 		col, desc, unique = "end_time", true, true
 	}
-	sql, ok := rd.ReportDaysSQL(col)
-	if !ok {
+	var sql string
+	if p.Entity == query.Events && !unique {
+		// events by their timestamp: the days' spans of event timestamps
+		ed, isED := d.(sqlgen.EventDays)
+		if !isED {
+			return nil, false
+		}
+		sql = ed.EventSpansSQL()
+	} else if sql, ok = rd.ReportDaysSQL(col); !ok {
 		return nil, false
 	}
 	n := &narrowing{p: p, d: d, opts: opts, column: col, desc: desc, unique: unique, sql: sql}

@@ -202,3 +202,143 @@ func TestMigration0012OnExistingData(t *testing.T) {
 		t.Errorf("after a later event: max_ts %s (%v), want 16:00", time.UnixMilli(hi).UTC(), err)
 	}
 }
+
+// TestNarrowedEventPagesAreExact: a page of events ordered by timestamp,
+// with no window of timestamps (a search by resource title, newest
+// first), is read from the newest (oldest) days first by the days' spans
+// of event timestamps (engine's narrowing), and answers exactly what
+// ordering every stored event answers. The events are random over nine
+// days, hours or days before and after their report's producer day (in
+// other days' spans of time than their partition's), reports stored out
+// of order and some twice; pages at limits and offsets into and past the
+// head, filtered by title, node or nothing, both directions. The newest
+// few events read fewer day partitions than there are.
+func TestNarrowedEventPagesAreExact(t *testing.T) {
+	u, _, h := newServer(t)
+	rng := rand.New(rand.NewSource(26))
+	const day, hour = int64(86_400_000), int64(3_600_000)
+	base := time.Now().UTC().Truncate(24*time.Hour).UnixMilli() - 8*day
+	type event struct {
+		certname, title string
+		ts              int64
+	}
+	var all []event
+	var bodies [][]byte
+	var certnames []string
+	for i := 0; i < 90; i++ {
+		cn := fmt.Sprintf("n%02d.example.com", i%30)
+		produced := base + rng.Int63n(9*day)
+		var evs []int64
+		for j := 0; j < 1+rng.Intn(4); j++ {
+			off := -rng.Int63n(3 * hour)
+			switch rng.Intn(6) {
+			case 0: // days before the report (a report sent late)
+				off = -rng.Int63n(3 * day)
+			case 1: // after it (an agent's clock ahead)
+				off = rng.Int63n(2 * day)
+			case 2: // on the hour
+				off -= (produced + off) % hour
+			}
+			evs = append(evs, produced+off)
+			all = append(all, event{cn, fmt.Sprintf("/tmp/%d", j), produced + off})
+		}
+		bodies = append(bodies, eventsReportBody(cn, produced, evs))
+		certnames = append(certnames, cn)
+	}
+	// the newest event on a whole hour, and an event a day before it: on
+	// the head's bound (the newest span's end less NarrowSpan)
+	newest := all[0].ts
+	for _, e := range all {
+		newest = max(newest, e.ts)
+	}
+	newest += 2*hour - newest%hour
+	bodies = append(bodies, eventsReportBody("edge.example.com", newest, []int64{newest, newest - day}))
+	certnames = append(certnames, "edge.example.com")
+	all = append(all, event{"edge.example.com", "/tmp/0", newest}, event{"edge.example.com", "/tmp/1", newest - day})
+	for _, i := range rng.Perm(len(bodies)) {
+		submit(t, h, certnames[i], bodies[i])
+		if rng.Intn(5) == 0 {
+			submit(t, h, certnames[i], bodies[i])
+		}
+	}
+	key := func(e event) string { return fmt.Sprintf("%d %s %s", e.ts, e.certname, e.title) }
+	check := func(query string, match func(event) bool, desc bool, limit, offset int) {
+		t.Helper()
+		var want []event
+		for _, e := range all {
+			if match(e) {
+				want = append(want, e)
+			}
+		}
+		sort.Slice(want, func(i, j int) bool {
+			a, b := want[i], want[j]
+			if a.ts != b.ts {
+				return (a.ts > b.ts) == desc
+			}
+			if a.certname != b.certname {
+				return a.certname < b.certname
+			}
+			return a.title < b.title
+		})
+		want = want[min(offset, len(want)):]
+		want = want[:min(limit, len(want))]
+		dir := "asc"
+		if desc {
+			dir = "desc"
+		}
+		q := url.Values{"limit": {fmt.Sprint(limit)}, "order_by": {fmt.Sprintf(
+			`[{"field":"timestamp","order":%q},{"field":"certname"},{"field":"resource_title"}]`, dir)}}
+		if offset > 0 {
+			q.Set("offset", fmt.Sprint(offset))
+		}
+		if query != "" {
+			q.Set("query", query)
+		}
+		var got, exp []string
+		for _, r := range getRows(t, h, "/pdb/query/v4/events", q) {
+			ts, _ := time.Parse(time.RFC3339Nano, r["timestamp"].(string))
+			got = append(got, key(event{r["certname"].(string), r["resource_title"].(string), ts.UnixMilli()}))
+		}
+		for _, e := range want {
+			exp = append(exp, key(e))
+		}
+		if strings.Join(got, "\n") != strings.Join(exp, "\n") {
+			t.Errorf("%s %s limit %d offset %d: %d events\ngot  %v\nwant %v", query, dir, limit, offset, len(got), got, exp)
+		}
+	}
+	for _, f := range []struct {
+		query string
+		match func(event) bool
+	}{
+		{"", func(event) bool { return true }},
+		{`["~","resource_title","^/tmp/[12]"]`, func(e event) bool { return e.title == "/tmp/1" || e.title == "/tmp/2" }},
+		{`["=","certname","n07.example.com"]`, func(e event) bool { return e.certname == "n07.example.com" }},
+		{`["=","certname","none.example.com"]`, func(event) bool { return false }},
+	} {
+		for _, desc := range []bool{true, false} {
+			check(f.query, f.match, desc, 1, 0)
+			check(f.query, f.match, desc, 10, 0)
+			check(f.query, f.match, desc, 1+rng.Intn(200), 0)
+			check(f.query, f.match, desc, 1+rng.Intn(30), rng.Intn(150))
+			check(f.query, f.match, desc, 5, 400)
+		}
+	}
+	// the newest five events read the head's days, not every day
+	rows := getRows(t, h, "/pdb/query/v4/events", url.Values{"explain": {"analyze"}, "limit": {"5"},
+		"order_by": {`[{"field":"timestamp","order":"desc"}]`}})
+	conn := getConn(t, u)
+	defer conn.Close(context.Background())
+	var created int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_inherits WHERE inhparent = 'resource_events'::regclass`).Scan(&created); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for r := range planRelations(rows) {
+		if strings.HasPrefix(r, "resource_events_") {
+			n++
+		}
+	}
+	if n == 0 || n > created-4 {
+		t.Errorf("the newest events read %d of %d partitions of resource_events", n, created)
+	}
+}

@@ -17,7 +17,8 @@ type ReportDays interface {
 
 // Narrow is how a statement over reports is narrowed to the rows that
 // come first in its order (Narrowed): the plan's first ORDER BY key is
-// a time column of reports, and the rows on the near side of a bound
+// a time column of reports (or the events' timestamp, for a statement
+// over events), and the rows on the near side of a bound
 // Bound come before every other row, so that they can be read first, from
 // only the days that can hold them.
 //
@@ -30,7 +31,7 @@ type ReportDays interface {
 // for the rest (with the limit left) only when the head did not fill the
 // page.
 type Narrow struct {
-	Column string // a column of reports, "start_time" or "end_time"
+	Column string // a column of reports, "start_time" or "end_time"; of events, "timestamp"
 	Desc   bool   // the order's direction
 	Bound  int64
 	Lo, Hi int64 // report ids [Lo, Hi), of the head's days
@@ -51,16 +52,26 @@ func Narrowed(n Narrow) Option {
 
 // NarrowOrder returns the column and direction by which Narrow can split
 // plan p (its first ORDER BY key), and whether it can: p reads reports,
-// ordered first by their start_time or end_time (never NULL), with a
-// limit, no grouping and no aggregate.
+// ordered first by their start_time or end_time (never NULL), or events,
+// ordered first by their timestamp (never NULL) and with no window of
+// timestamps (a plan with one reads its window's days alone already:
+// BoundReportIDs), with a limit, no grouping and no aggregate.
 func NarrowOrder(p *query.Plan) (column string, desc, ok bool) {
-	if p.Entity != query.Reports || p.Distinct != nil || p.Limit <= 0 || len(p.OrderBy) == 0 ||
-		len(p.GroupBy) > 0 || aggregates(p) {
+	if (p.Entity != query.Reports && p.Entity != query.Events) || p.Distinct != nil || p.Limit <= 0 ||
+		len(p.OrderBy) == 0 || len(p.GroupBy) > 0 || aggregates(p) {
 		return "", false, false
 	}
 	o := p.OrderBy[0]
-	if o.Field == nil || o.Field.Table != query.ReportsTable || !o.Field.NotNull ||
-		(o.Field.Column != "start_time" && o.Field.Column != "end_time") {
+	if o.Field == nil || !o.Field.NotNull {
+		return "", false, false
+	}
+	if p.Entity == query.Events {
+		if _, _, window := EventTimeWindow(p); window || o.Field.Table != query.EventsTable || o.Field.Column != "timestamp" {
+			return "", false, false
+		}
+		return o.Field.Column, o.Desc, true
+	}
+	if o.Field.Table != query.ReportsTable || (o.Field.Column != "start_time" && o.Field.Column != "end_time") {
 		return "", false, false
 	}
 	return o.Field.Column, o.Desc, true
@@ -160,21 +171,35 @@ func NarrowHash(p *query.Plan) bool {
 // statement ordered by the column it bounds is planned along that
 // column's index whatever the bound, and a generic plan keeps its
 // planning off the per-day partitions.
-func (b *builder) narrowCond(p *query.Plan) string {
+//
+// A statement over events (u: what it reads) bounds the events' report
+// ids, and the reports' ids when it joins them (the planner does not carry
+// a bound across the join's equality).
+func (b *builder) narrowCond(p *query.Plan, u uses) string {
 	if !b.narrowing {
 		return ""
 	}
 	n := b.narrow
 	b.narrowed = true
+	ids := func(op, arg string) string {
+		r := schema[query.ReportsTable].alias + ".id " + op + " " + arg
+		if p.Entity != query.Events {
+			return r
+		}
+		e := schema[query.EventsTable].alias + ".report_id " + op + " " + arg
+		if n.Unique || u.tables.has(query.ReportsTable) {
+			return e + " AND " + r
+		}
+		return e
+	}
 	if n.Unique {
 		op, arg, _ := b.narrowID()
-		r := schema[query.ReportsTable].alias + ".id " + op + " " + arg
-		if p.Entity == query.Events {
-			return schema[query.EventsTable].alias + ".report_id " + op + " " + arg + " AND " + r
-		}
-		return r
+		return ids(op, arg)
 	}
 	col := schema[query.ReportsTable].alias + "." + n.Column
+	if p.Entity == query.Events {
+		col = schema[query.EventsTable].alias + "." + n.Column
+	}
 	switch {
 	case n.Rest && n.Desc:
 		return col + " < " + b.arg(n.Bound)
@@ -186,5 +211,5 @@ func (b *builder) narrowCond(p *query.Plan) string {
 	if !n.Desc {
 		cmp = " <= "
 	}
-	return col + cmp + b.arg(n.Bound) + " AND " + schema[query.ReportsTable].alias + ".id " + op + " " + arg
+	return col + cmp + b.arg(n.Bound) + " AND " + ids(op, arg)
 }

@@ -155,3 +155,55 @@ func TestNarrowedByHash(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrowedEvents: a statement over events ordered first by timestamp,
+// with a limit and no window of timestamps, is narrowed on the events'
+// timestamp and report ids (and the reports' ids when it joins them);
+// with a window of timestamps (read from its days already), ordered
+// otherwise, or without a limit, it is not.
+func TestNarrowedEvents(t *testing.T) {
+	eventsPlan := func(q string, order []query.OrderSpec, limit int64) *query.Plan {
+		t.Helper()
+		o := &query.Options{OrderBy: order, OrderBySet: len(order) > 0, Limit: limit, LimitSet: limit > 0}
+		p, err := query.Compile(query.Events, testcorpus.JSON(t, q), o)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return p
+	}
+	desc := []query.OrderSpec{{Field: "timestamp", Desc: true}}
+	w := sqlgen.Narrow{Column: "timestamp", Desc: true, Bound: 1736323200000, Lo: 7 << 32}
+	p := eventsPlan(`["~","resource_title","^/etc/nginx/"]`, desc, 1000)
+	if c, d, ok := sqlgen.NarrowOrder(p); !ok || c != "timestamp" || !d {
+		t.Fatalf("NarrowOrder: %q %v %v", c, d, ok)
+	}
+	b, err := sqlgen.Select(postgres.Dialect{}, p, sqlgen.Narrowed(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Narrowed || !strings.Contains(b.SQL, "e.timestamp >= $") || !strings.Contains(b.SQL, "e.report_id >= $") ||
+		!strings.Contains(b.SQL, "r.id >= $") {
+		t.Errorf("head: %s", b.SQL)
+	}
+	w.Rest = true
+	b, err = sqlgen.Select(postgres.Dialect{}, p, sqlgen.Narrowed(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Narrowed || !strings.Contains(b.SQL, "e.timestamp < $") || strings.Contains(b.SQL, "report_id >= $") {
+		t.Errorf("rest: %s", b.SQL)
+	}
+	for _, c := range []struct {
+		q     string
+		order []query.OrderSpec
+		limit int64
+	}{
+		{`[">","timestamp","2026-01-01T00:00:00Z"]`, desc, 10},
+		{`["=","status","failure"]`, []query.OrderSpec{{Field: "certname"}}, 10},
+		{`["=","status","failure"]`, desc, 0},
+	} {
+		if _, _, ok := sqlgen.NarrowOrder(eventsPlan(c.q, c.order, c.limit)); ok {
+			t.Errorf("%s %v limit %d: narrowed", c.q, c.order, c.limit)
+		}
+	}
+}

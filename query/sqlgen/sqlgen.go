@@ -223,7 +223,7 @@ func (b *builder) statement(p *query.Plan, sel string, selUses *uses, paging boo
 		}
 	}
 	if latestFrom == "" {
-		for _, c := range []string{b.narrowCond(p), b.keyedCond(p)} {
+		for _, c := range []string{b.narrowCond(p, u), b.keyedCond(p)} {
 			if c == "" {
 				continue
 			}
