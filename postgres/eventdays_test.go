@@ -262,6 +262,12 @@ func TestNarrowedEventPagesAreExact(t *testing.T) {
 		}
 	}
 	key := func(e event) string { return fmt.Sprintf("%d %s %s", e.ts, e.certname, e.title) }
+	with3 := map[string]bool{} // nodes with an event on /tmp/3, any day
+	for _, e := range all {
+		if e.title == "/tmp/3" {
+			with3[e.certname] = true
+		}
+	}
 	check := func(query string, match func(event) bool, desc bool, limit, offset int) {
 		t.Helper()
 		var want []event
@@ -314,6 +320,11 @@ func TestNarrowedEventPagesAreExact(t *testing.T) {
 		{`["~","resource_title","^/tmp/[12]"]`, func(e event) bool { return e.title == "/tmp/1" || e.title == "/tmp/2" }},
 		{`["=","certname","n07.example.com"]`, func(e event) bool { return e.certname == "n07.example.com" }},
 		{`["=","certname","none.example.com"]`, func(event) bool { return false }},
+		// a subquery asks over every day, whatever the head's
+		{`["in","certname",["extract","certname",["select_events",["=","resource_title","/tmp/3"]]]]`,
+			func(e event) bool { return with3[e.certname] }},
+		{`["in","certname",["extract","certname",["select_reports",["=","status","changed"]]]]`,
+			func(event) bool { return true }},
 	} {
 		for _, desc := range []bool{true, false} {
 			check(f.query, f.match, desc, 1, 0)

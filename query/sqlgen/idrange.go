@@ -105,7 +105,7 @@ func EventTimeWindow(p *query.Plan) (from, to int64, ok bool) {
 // events' report ids, and on the reports' ids when the statement joins
 // them (the planner does not carry a range across the join's equality).
 func (b *builder) reportIDCond(p *query.Plan, u uses) string {
-	if !b.boundIDs || b.alias != "" || p.Entity != query.Events || p.Distinct != nil {
+	if !b.boundIDs || b.alias != "" || b.depth > 0 || p.Entity != query.Events || p.Distinct != nil {
 		return ""
 	}
 	lo := b.arg(int64(0))

@@ -42,7 +42,8 @@ func Keyed() Option {
 // KeyLookup returns the keys (HashKey, VersionKey) under which every report
 // that plan p's answer is made of is stored, when there are such keys: p
 // reads reports or events, with no grouping or aggregate, and its filter
-// requires (at its top) that the report's hash equals a value, or that
+// requires (at its top) that the report's hash equals a value, that its
+// configuration_version equals a value and its certname another, or that
 // one of several alternatives holds, each a hash equal to a value or a
 // configuration_version equal to a value of a node whose certname the
 // filter (or the alternative) requires to equal a value: Puppetboard's
@@ -169,7 +170,7 @@ func (b *builder) keyRange(id string) string {
 // keyedCond is the condition Keyed adds to the WHERE clause of a
 // statement over reports ("" when it adds none).
 func (b *builder) keyedCond(p *query.Plan) string {
-	if !b.keying {
+	if !b.keying || b.depth > 0 {
 		return ""
 	}
 	b.keyedDone = true
@@ -185,6 +186,9 @@ func (b *builder) keyedCond(p *query.Plan) string {
 // idBound is the condition on report ids that bounds the subqueries of a
 // narrowed or keyed statement (ok false for none).
 func (b *builder) idBound() (func(id string) string, bool) {
+	if b.depth > 0 {
+		return nil, false
+	}
 	if b.keying {
 		return b.keyRange, true
 	}

@@ -128,7 +128,7 @@ func (b *builder) decideNarrow(p *query.Plan) {
 // instead of 0.5 (200 nodes x 14 days, a node's newest 10 reports).
 func (b *builder) narrowID() (op, arg string, ok bool) {
 	n := b.narrow
-	if !b.narrowing || n.Rest {
+	if !b.narrowing || n.Rest || b.depth > 0 {
 		return "", "", false
 	}
 	if b.narrowArg == "" {
@@ -176,7 +176,7 @@ func NarrowHash(p *query.Plan) bool {
 // ids, and the reports' ids when it joins them (the planner does not carry
 // a bound across the join's equality).
 func (b *builder) narrowCond(p *query.Plan, u uses) string {
-	if !b.narrowing {
+	if !b.narrowing || b.depth > 0 {
 		return ""
 	}
 	n := b.narrow

@@ -207,3 +207,63 @@ func TestNarrowedEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundsStayOutOfSubqueries: the conditions that bound a narrowed,
+// keyed or windowed statement to some days are its own: a subquery ("in"
+// over a query) asks its question over every day.
+func TestBoundsStayOutOfSubqueries(t *testing.T) {
+	sub := `["in","certname",["extract","certname",["select_reports",["=","status","failed"]]]]`
+	inner := func(t *testing.T, sql string) string {
+		t.Helper()
+		i := strings.Index(sql, "IN (SELECT")
+		if i < 0 {
+			t.Fatalf("no subquery: %s", sql)
+		}
+		depth := 0
+		for j := i + 3; j < len(sql); j++ {
+			switch sql[j] {
+			case '(':
+				depth++
+			case ')':
+				if depth--; depth == 0 {
+					return sql[i : j+1]
+				}
+			}
+		}
+		t.Fatalf("unbalanced: %s", sql)
+		return ""
+	}
+	ordered := func(e *query.Entity, q, field string) *query.Plan {
+		t.Helper()
+		o := &query.Options{OrderBy: []query.OrderSpec{{Field: field, Desc: true}}, OrderBySet: true, Limit: 10, LimitSet: true}
+		p, err := query.Compile(e, testcorpus.JSON(t, q), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name string
+		p    *query.Plan
+		opt  sqlgen.Option
+	}{
+		{"reports narrowed", ordered(query.Reports, sub, "end_time"),
+			sqlgen.Narrowed(sqlgen.Narrow{Column: "end_time", Desc: true, Bound: 1, Lo: 7 << 32})},
+		{"events narrowed", ordered(query.Events, sub, "timestamp"),
+			sqlgen.Narrowed(sqlgen.Narrow{Column: "timestamp", Desc: true, Bound: 1, Lo: 7 << 32})},
+		{"reports keyed", plan(t, query.Reports, `["and",["=","hash","abc"],`+sub+`]`), sqlgen.Keyed()},
+		{"events windowed", plan(t, query.Events, `["and",[">","timestamp","2026-01-01T00:00:00Z"],`+
+			`["in","certname",["extract","certname",["select_events",["=","status","failure"]]]]]`), sqlgen.BoundReportIDs()},
+	} {
+		b, err := sqlgen.Select(postgres.Dialect{}, c.p, c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !b.Narrowed && !b.Keyed && len(b.ReportIDArgs) == 0 {
+			t.Errorf("%s: not bound at all: %s", c.name, b.SQL)
+		}
+		if in := inner(t, b.SQL); strings.Contains(in, ">= $") || strings.Contains(in, "ANY(") {
+			t.Errorf("%s: the subquery is bounded: %s", c.name, in)
+		}
+	}
+}

@@ -69,6 +69,11 @@ type builder struct {
 	// keyedDone records that it did
 	keyed, keying, keyedDone bool
 	keyArgs                  []int
+	// depth is how deep in subqueries ("in" over a query) the builder
+	// renders: the narrowing, keying and report-id conditions are the
+	// top-level statement's, and bound only it (a subquery asks its own
+	// question over every day)
+	depth int
 	// distinctGate, when set, is a condition added to the distinct_resources
 	// window's scan (distinctEventCounts: false when the distinct tables
 	// answer, so that the scan reads no row even where the database does
@@ -705,11 +710,13 @@ func (b *builder) expr(x query.Expr) (string, error) {
 		return s, nil
 	case query.InQuery:
 		sub := x.Sub
+		b.depth++
 		parts := make([]string, len(sub.Columns))
 		for i, c := range sub.Columns {
 			parts[i] = b.col(c.Field)
 		}
 		inner, err := b.statement(sub, strings.Join(parts, ", "), nil, true)
+		b.depth--
 		if err != nil {
 			return "", err
 		}
