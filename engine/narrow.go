@@ -40,7 +40,7 @@ type narrowing struct {
 	column string
 	desc   bool
 	unique bool   // by the day of one report (sqlgen.Narrow.Unique)
-	sql    string // the days' spans (sqlgen.ReportDays)
+	sql    string // the days' spans (sqlgen.ReportDays, or sqlgen.EventDays for events by timestamp)
 	// fallback, when set, answers a narrowed lookup by one report's hash
 	// whose head has no row (a report older than the head's days, or an
 	// unknown hash) in place of the plain statement: the statement keyed
@@ -62,13 +62,15 @@ func narrowable(d sqlgen.Dialect, p *query.Plan, opts []sqlgen.Option) (*narrowi
 	if !ok {
 		return nil, false
 	}
-	col, desc, ok := sqlgen.NarrowOrder(p)
-	unique := false
-	if !ok {
-		if !sqlgen.NarrowHash(p) {
+	// one report's rows by its hash, in whatever order: by that report's
+	// day (and its keys, when the head has none); else by the order
+	col, desc, unique := "end_time", true, true
+	if !sqlgen.NarrowHash(p) {
+		var ok bool
+		if col, desc, ok = sqlgen.NarrowOrder(p); !ok {
 			return nil, false
 		}
-		col, desc, unique = "end_time", true, true
+		unique = false
 	}
 	var sql string
 	if p.Entity == query.Events && !unique {

@@ -128,6 +128,12 @@ func TestKeyedLookupsAreExact(t *testing.T) {
 	}
 	check := func() {
 		t.Helper()
+		v1 := map[string]bool{} // nodes with a report of version v1
+		for _, s := range all {
+			if s.version == "v1" {
+				v1[s.certname] = true
+			}
+		}
 		for i := 0; i < 40; i++ {
 			r := all[rng.Intn(len(all))]
 			other := nodes[rng.Intn(len(nodes))]
@@ -139,6 +145,9 @@ func TestKeyedLookupsAreExact(t *testing.T) {
 						func(s report) bool { return s.certname == cn && s.version == x })
 				}
 			}
+			// a subquery asks over every day, whatever the keys' ids
+			ask("reports", fmt.Sprintf(`["and",["=","hash",%q],["in","certname",["extract","certname",["select_reports",["=","configuration_version","v1"]]]]]`, r.hash),
+				func(s report) bool { return s.hash == r.hash && v1[s.certname] })
 			// the events of one report: the newest days first, the keys
 			// when it is older (with include_total, in one snapshot)
 			ask("events", fmt.Sprintf(`["=","report",%q]`, r.hash), func(s report) bool { return s.hash == r.hash })
@@ -207,7 +216,14 @@ func TestKeyedLookupsAreExact(t *testing.T) {
 		}
 	}
 	events := func(r report) int {
-		return len(getRows(t, h, "/pdb/query/v4/events", url.Values{"query": {fmt.Sprintf(`["=","report",%q]`, r.hash)}}))
+		n := len(getRows(t, h, "/pdb/query/v4/events", url.Values{"query": {fmt.Sprintf(`["=","report",%q]`, r.hash)}}))
+		// ordered by timestamp, a page: by the report's day too, not by
+		// the newest events' days
+		if m := len(getRows(t, h, "/pdb/query/v4/events", url.Values{"query": {fmt.Sprintf(`["=","report",%q]`, r.hash)},
+			"limit": {"5"}, "order_by": {`[{"field":"timestamp","order":"desc"}]`}})); m != n {
+			t.Errorf("events of report %s: %d, ordered by timestamp %d", r.hash, n, m)
+		}
+		return n
 	}
 	if n, m := events(oldest), events(newest); n != 1 || m != 1 {
 		t.Errorf("events of the oldest and newest reports: %d and %d, want 1 and 1", n, m)
