@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/jackc/pgx/v5"
@@ -221,14 +220,14 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 		}
 	}
 	if len(dropped) > 0 {
-		// the keys of the dropped days' reports (migration 0016), in a
-		// statement of their own: the scan of report_keys holds no lock
-		// that ingest or queries wait for. A report older than the cutoff
-		// stored while this runs may lose its keys with them; the next
-		// run deletes it.
-		lo, _ := idRange(slices.Min(dropped))
-		_, hi := idRange(slices.Max(dropped))
-		if _, err := conn.Exec(ctx, `DELETE FROM report_keys WHERE id >= $1 AND id < $2`, lo, hi); err != nil {
+		// the keys of the dropped days' reports (migration 0016), and of
+		// days dropped by a run that failed before this point: those of
+		// every day before the first one kept, in a statement of its own
+		// (the scan of report_keys holds no lock that ingest or queries
+		// wait for). A report older than the cutoff stored while this
+		// runs may lose its keys with them; the next run deletes it.
+		kept, _ := idRange(dayIndex(cutoff))
+		if _, err := conn.Exec(ctx, `DELETE FROM report_keys WHERE id < $1`, kept); err != nil {
 			return deleted, fmt.Errorf("keys of dropped reports: %w", err)
 		}
 	}
