@@ -59,15 +59,21 @@ func statement(b *sqlgen.Built) store.Statement {
 // rows first, in one snapshot; fn gets the rows and the count (-1 when
 // not asked for).
 func (e *Engine) run(ctx context.Context, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
-	return e.runRows(ctx, count, func(q store.Querier) (store.Rows, error) {
+	return e.runRows(ctx, nil, count, func(q store.Querier) (store.Rows, error) {
 		return q.Query(ctx, statement(rowsSQL))
 	}, fn)
 }
 
 // runRows is run with the rows opened by open (on the snapshot's
-// querier when count asks for one).
-func (e *Engine) runRows(ctx context.Context, count *sqlgen.Built, open func(q store.Querier) (store.Rows, error), fn func(rows store.Rows, total int64) error) error {
+// querier when count asks for one), after before, when set, has run on
+// that querier (it binds what the count and the rows read).
+func (e *Engine) runRows(ctx context.Context, before func(q store.Querier) error, count *sqlgen.Built, open func(q store.Querier) (store.Rows, error), fn func(rows store.Rows, total int64) error) error {
 	exec := func(q store.Querier) error {
+		if before != nil {
+			if err := before(q); err != nil {
+				return err
+			}
+		}
 		var total int64 = -1
 		if count != nil {
 			n, err := scalar(ctx, q, count)

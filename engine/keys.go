@@ -72,27 +72,6 @@ func (e *Engine) runKeyed(ctx context.Context, k *keying, rowsSQL, count *sqlgen
 	if !rowsSQL.Keyed && (count == nil || !count.Keyed) {
 		return e.run(ctx, rowsSQL, count, fn)
 	}
-	exec := func(q store.Querier) error {
-		if err := k.bind(ctx, q, rowsSQL, count); err != nil {
-			return err
-		}
-		var total int64 = -1
-		if count != nil {
-			n, err := scalar(ctx, q, count)
-			if err != nil {
-				return err
-			}
-			total = n
-		}
-		rows, err := q.Query(ctx, statement(rowsSQL))
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		return fn(rows, total)
-	}
-	if count != nil {
-		return e.b.Snapshot(ctx, exec)
-	}
-	return exec(e.b)
+	return e.runRows(ctx, func(q store.Querier) error { return k.bind(ctx, q, rowsSQL, count) }, count,
+		func(q store.Querier) (store.Rows, error) { return q.Query(ctx, statement(rowsSQL)) }, fn)
 }

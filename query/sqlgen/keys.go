@@ -136,14 +136,7 @@ func (b *builder) decideKeyed(p *query.Plan) {
 	if p.Entity == query.Events && !planUses(p, nil).tables.has(query.ReportsTable) {
 		return
 	}
-	col := "id"
-	if p.Entity.Base == query.EventsTable {
-		col = "report_id"
-	}
-	if _, _, latest := b.latestReportsFilter(p.Filter, p.Entity.Base, col); latest {
-		return
-	}
-	b.keying = true
+	b.keying = !b.onLatestCopies(p)
 }
 
 // keyPlaceholders binds the placeholders of a keyed statement once (nil values,

@@ -108,14 +108,19 @@ func (b *builder) decideNarrow(p *query.Plan) {
 	} else if c, desc, ok := NarrowOrder(p); !ok || c != n.Column || desc != n.Desc {
 		return
 	}
+	b.narrowing = !b.onLatestCopies(p)
+}
+
+// onLatestCopies reports whether plan p's statement reads the copies of
+// the nodes' latest reports (latest_report? at its top) rather than the
+// reports themselves: those are answered apart, never narrowed or keyed.
+func (b *builder) onLatestCopies(p *query.Plan) bool {
 	col := "id"
 	if p.Entity.Base == query.EventsTable {
 		col = "report_id"
 	}
-	if _, _, latest := b.latestReportsFilter(p.Filter, p.Entity.Base, col); latest {
-		return
-	}
-	b.narrowing = true
+	_, _, latest := b.latestReportsFilter(p.Filter, p.Entity.Base, col)
+	return latest
 }
 
 // narrowID is the comparison of report ids that bounds a narrowed
