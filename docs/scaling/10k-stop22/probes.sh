@@ -21,6 +21,7 @@ for end in 01:30 03:00 04:30; do
     --out $f >> $R/probe-fleet.log 2>&1
 done
 psql -qAt $PG/postgres -c "DROP DATABASE IF EXISTS probe_empty" -c "CREATE DATABASE probe_empty"
+stats() { psql -qAt $PG/postgres -c "SELECT blks_read || '|' || blks_hit FROM pg_stat_database WHERE datname = '$1'"; }
 probe() { # probe NAME DB FILE
   local out=$R/probe-$TAG$1 db=$2 f=$3
   mkdir -p $out; rm -rf /tmp/probe22-$db; mkdir -p /tmp/probe22-$db
@@ -33,9 +34,14 @@ probe() { # probe NAME DB FILE
     sleep 0.2
   done
   (while kill -0 $pid 2>/dev/null; do ps -o rss= -p $pid; sleep 2; done) > $out/rss_kb_samples &
+  # (stop 27) what the probe read: PostgreSQL's blocks read outside its
+  # buffers and hit in them, and what the kernel read from the disk
+  local s0 d0; s0=$(stats $db); d0=$(awk '/^pgpgin /{print $2}' /proc/vmstat)
   python3 ../shared/bench/ingest.py http://127.0.0.1:18700 --fleet $f --concurrency 8 \
     --json-out $out/ingest.json > $out/ingest.txt 2>&1
-  echo "$TAG$1 $(grep 'end to end' $out/ingest.txt) rss_max_kb $(sort -n $out/rss_kb_samples | tail -1)" >> $R/probes.txt
+  local s1 d1; s1=$(stats $db); d1=$(awk '/^pgpgin /{print $2}' /proc/vmstat)
+  echo "$TAG$1 $(grep 'end to end' $out/ingest.txt) rss_max_kb $(sort -n $out/rss_kb_samples | tail -1)" \
+    "blks_read $(( ${s1%%|*} - ${s0%%|*} )) blks_hit $(( ${s1##*|} - ${s0##*|} )) disk_read_mb $(( (d1 - d0) / 1024 ))" >> $R/probes.txt
   kill $pid; wait $pid
 }
 n=0
