@@ -49,7 +49,22 @@ for env in production '*'; do
   dir=$OUT_DIR/production
   [ "$env" = '*' ] && dir=$OUT_DIR/all
   echo "== Puppetboard against reportdb $addr, environment $env"
-  if ! "$PB" "$addr" --env "$env" --out "$dir" | tee "$WORK/pb.log"; then status=1; fi
+  if ! "$PB" "$addr" --env "$env" --out "$dir" | tee "$WORK/pb.log"; then
+    # Puppetboard's pypuppetdb keeps the last X-Records in one attribute shared
+    # by all of werkzeug's request threads (vendor/pypuppetdb/api/base.py sets
+    # last_total on every response, None when the response has no X-Records),
+    # so the node page's reports table, fetched beside its daily chart and
+    # facts panel, sometimes reads None and shows a total of 0 while its rows
+    # are right. That one failure, and only it, is run again, once, and said.
+    if [ "$(grep -c '^FAIL' "$WORK/pb.log")" = 1 ] &&
+       grep -Eq '^FAIL +node .*reports table total \([^)]*\): page 0, server [1-9]' "$WORK/pb.log" &&
+       [ "$(grep '^FAIL' "$WORK/pb.log" | grep -o 'page [0-9]*, server [0-9]*' | wc -l)" = 1 ]; then
+      echo "puppetboard: the node page's reports total read 0 (Puppetboard's shared last_total, a race in the client); running environment $env again"
+      if ! "$PB" "$addr" --env "$env" --out "$dir.again" | tee "$WORK/pb.log"; then status=1; fi
+    else
+      status=1
+    fi
+  fi
   for page in overview radiator; do
     if ! grep -Eq "^PASS +$page \(" "$WORK/pb.log"; then
       echo "FAIL: the $page page ($env) is not a counted PASS"; status=1
