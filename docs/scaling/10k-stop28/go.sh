@@ -21,6 +21,10 @@
 #                two settings the result owes to
 #   day 23:      shared_buffers 128MB, max_wal_size 8GB (restart), if
 #                SETS includes 23 (default: 20 21 22)
+#   days 26, 27: shared_buffers 128MB, max_wal_size 1GB (PostgreSQL's
+#                defaults, as every probe of stops 20-27), if in SETS
+# (Run at stop 28: the default sets with the import, then SKIP_IMPORT=1
+# SETS="24 25 23" (24, 25 as 20), then SKIP_IMPORT=1 SETS="26 27".)
 # The settings in force are written before each set (settings-dDAY.txt).
 #   go.sh BINARY      (SKIP_IMPORT=1: keep s10k_14d; SETS="20 21 22 23")
 set -u
@@ -49,7 +53,7 @@ settle() {
   echo "$(date -u +%FT%TZ) settled: $(grep -E '^(Dirty|Writeback):' /proc/meminfo | tr -s ' ' | tr '\n' ' ')" >> $R/probes.txt
 }
 for day in ${SETS:-20 21 22}; do
-  case $day in 22) pgset 4GB 1GB;; 23) pgset 128MB 8GB;; *) pgset 4GB 8GB;; esac
+  case $day in 22) pgset 4GB 1GB;; 23) pgset 128MB 8GB;; 26|27) pgset 128MB 1GB;; *) pgset 4GB 8GB;; esac
   settings > $R/settings-d$day.txt
   settle
   R=$R DB14=s10k_14d DAY=$day TAG=d$day- docs/scaling/10k-stop22/probes.sh $B
