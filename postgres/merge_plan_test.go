@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"reportdb/internal/pgtest"
 	"reportdb/query/sqlgen"
 )
 
@@ -42,11 +41,7 @@ func planNodes(t *testing.T, raw []byte) []string {
 // the case it guards against).
 func TestMergePlanWithoutNestedLoops(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, pgtest.NewDatabase(t), Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -23,11 +23,7 @@ import (
 // simple protocol (text results: pgx for all but text).
 func TestRowsDecodeLikePgx(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, pgtest.NewDatabase(t), Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	const q = `SELECT 'abc'::text, ''::text, NULL::text, 'é✓ "x"'::varchar, 9007199254740993::int8, (-1)::int8,
 		(-2147483648)::int4, 7::int2, true, false, NULL::boolean, 1.5::float8, 'NaN'::float8, '-Infinity'::float8,
 		ARRAY['a', NULL, 'c']::text[], '{}'::text[], NULL::text[], ARRAY[''::text], ARRAY[['a','b'],['c','d']]::text[],
@@ -196,4 +192,16 @@ func TestRowsDecodeErrorEndsRows(t *testing.T) {
 	if r.Err() != err {
 		t.Errorf("Err() = %v, want %v", r.Err(), err)
 	}
+}
+
+// openTestDB opens a fresh test database (two connections), closed when
+// the test ends.
+func openTestDB(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), pgtest.NewDatabase(t), Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -25,7 +25,7 @@ cd "$(dirname "$0")/../../.."
 D=/work/data-10k; R=${R:-$D/results-stop28/sustained}; mkdir -p $R
 PG=postgres://postgres@127.0.0.1:5432
 PB=$1; DB14=${DB14:-s10k_14d_def}; DAY=${DAY:-30}; MONTH=${MONTH:-01}; ROUNDS=${ROUNDS:-2}; NODES=${NODES:-10000}; TAG=
-. docs/scaling/10k-stop22/probe-lib.sh # stats, statio
+. docs/scaling/10k-stop22/probe-lib.sh # stats, statio, serve, statio_diff
 psql -qAt $PG/postgres -c "SELECT name || ' = ' || setting || coalesce(' ' || unit, '') FROM pg_settings
   WHERE name IN ('shared_buffers', 'max_wal_size') ORDER BY 1" > $R/settings.txt
 unmerged() { # delta rows not yet merged, all rollups
@@ -34,17 +34,9 @@ unmerged() { # delta rows not yet merged, all rollups
 }
 session() { # session NAME DB FILE...
   local name=$1 db=$2 out=$R/$1; shift 2
-  mkdir -p $out; rm -rf /tmp/sust-$db; mkdir -p /tmp/sust-$db
+  mkdir -p $out
   echo "$name: unmerged rollup rows before: $(unmerged $db)" >> $R/sustained.txt
-  $PB serve --listen 127.0.0.1:18700 --database $PG/$db --report-ttl 0 --log-level debug \
-    --data-dir /tmp/sust-$db/data --spool-dir /tmp/sust-$db/spool > $out/server.log 2>&1 &
-  local pid=$!
-  for i in $(seq 120); do curl -sf http://127.0.0.1:18700/pdb/meta/v1/version >/dev/null && break; sleep 1; done
-  for i in $(seq 600); do
-    curl -sf http://127.0.0.1:18700/metrics | grep -q '^reportdb_fleet_state_loaded_timestamp_seconds [1-9]' && break
-    sleep 0.2
-  done
-  (while kill -0 $pid 2>/dev/null; do ps -o rss= -p $pid; sleep 2; done) > $out/rss_kb_samples &
+  local pid; serve $db $out --log-level debug
   local s0 s1 t=0 n=0 k=0 f secs reps
   s0=$(stats $db); statio $db > $out/statio-before.txt
   for f in "$@"; do
@@ -60,8 +52,7 @@ session() { # session NAME DB FILE...
   for i in $(seq 900); do [[ $(unmerged $db) == 0 ]] && break; sleep 1; done
   local cs; cs=$(echo "$(date +%s.%N) - $c0" | bc)
   statio $db > $out/statio-after.txt
-  join -t'|' $out/statio-before.txt $out/statio-after.txt | awk -F'|' '{printf "%s %d %d\n", $1, $4-$2, $5-$3}' |
-    sort -k2,2nr | head -12 > $out/statio-read-hit.txt
+  statio_diff $out
   echo "$name files $# ingest_s $t reports $n rate $(echo "scale=1; $n / $t" | bc) compaction_after_s $(printf %.1f $cs)" \
     "rss_max_kb $(sort -n $out/rss_kb_samples | tail -1) blks_read $(( ${s1%%|*} - ${s0%%|*} )) blks_hit $(( ${s1##*|} - ${s0##*|} ))" \
     "compactions $(grep -c 'rollup compaction' $out/server.log)" >> $R/sustained.txt
