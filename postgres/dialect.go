@@ -163,9 +163,14 @@ func (Dialect) ReportDaysSQL(column string) (string, bool) {
 }
 
 // ReportKeysSQL implements sqlgen.ReportKeys: report_keys (migration
-// 0016) holds each report's id under the hash of each of its keys.
+// 0016) holds each report's id under the hash of each of its keys, in an
+// index by day first (migration 0017), read once per day stored (the
+// days of report_time_bounds, migration 0015) and key: a descent of the
+// index by both columns each (OFFSET 0 keeps the subquery a subquery, so
+// that the plan has that shape whatever the tables' statistics).
 func (Dialect) ReportKeysSQL() string {
-	return "SELECT id FROM report_keys WHERE key = ANY(ARRAY(SELECT hashtextextended(k, 0) FROM unnest($1::text[]) k))"
+	return "SELECT r.id FROM report_time_bounds b, unnest($1::text[]) k(k)," +
+		" LATERAL (SELECT id FROM report_keys WHERE (id >> 32) = b.day AND key = hashtextextended(k.k, 0) OFFSET 0) r"
 }
 
 // AnyID implements sqlgen.ReportKeys.

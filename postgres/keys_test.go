@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"reportdb/postgres"
 )
 
 // TestKeyedLookupsAreExact: lookups by a report's hash or a node's
@@ -283,5 +285,103 @@ func TestMigration0016OnExistingData(t *testing.T) {
 			`["and",["=","certname",%q],["=","configuration_version","%d"]]`, cn, base+d*day-60_000)}}); len(got) != 1 {
 			t.Errorf("%s by its configuration version: %d reports", cn, len(got))
 		}
+	}
+}
+
+// TestMigration0017OnExistingData: on a database whose report_keys has
+// migration 0016's index (key, id), migration 0017 builds the index by
+// day and drops the old one; lookups by hash and by configuration version
+// still find the reports of every day, their plan reads the new index
+// (with sequential scans off: these tables are too small for the planner
+// to prefer an index otherwise), and retention deletes the dropped day's
+// keys.
+func TestMigration0017OnExistingData(t *testing.T) {
+	u, db, h := newServer(t)
+	ctx := context.Background()
+	const day = int64(86_400_000)
+	base := time.Now().UTC().Truncate(24*time.Hour).UnixMilli() - 3*day + 36_000_000
+	for d := int64(0); d < 3; d++ {
+		cn := fmt.Sprintf("mig%02d.example.com", d)
+		submit(t, h, cn, timedReportBody(cn, base+d*day-60_000, base+d*day, base+d*day))
+	}
+	conn := getConn(t, u)
+	defer conn.Close(ctx)
+	mustExec(t, conn,
+		"DROP INDEX report_keys_day_key",
+		"CREATE INDEX report_keys_key ON report_keys (key, id)",
+		"DELETE FROM reportdb_schema_migrations WHERE version = 17",
+	)
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var indexes []string
+	rows, err := conn.Query(ctx, "SELECT indexname FROM pg_indexes WHERE tablename = 'report_keys' ORDER BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		indexes = append(indexes, n)
+	}
+	rows.Close()
+	if fmt.Sprint(indexes) != "[report_keys_day_key]" {
+		t.Fatalf("report_keys indexes %v, want [report_keys_day_key]", indexes)
+	}
+	var hash string
+	if err := conn.QueryRow(ctx, "SELECT hash FROM reports WHERE certname = 'mig00.example.com'").Scan(&hash); err != nil {
+		t.Fatal(err)
+	}
+	for d := int64(0); d < 3; d++ {
+		cn := fmt.Sprintf("mig%02d.example.com", d)
+		if got := getRows(t, h, "/pdb/query/v4/reports", url.Values{"query": {fmt.Sprintf(
+			`["and",["=","certname",%q],["=","configuration_version","%d"]]`, cn, base+d*day-60_000)}}); len(got) != 1 {
+			t.Errorf("%s by its configuration version: %d reports", cn, len(got))
+		}
+	}
+	if got := getRows(t, h, "/pdb/query/v4/reports", url.Values{"query": {fmt.Sprintf(`["=","hash",%q]`, hash)}}); len(got) != 1 {
+		t.Errorf("by hash: %d reports, want 1", len(got))
+	}
+
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	for _, set := range []string{"SET LOCAL enable_seqscan = off", "SET LOCAL enable_bitmapscan = off"} {
+		if _, err := tx.Exec(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var plan strings.Builder
+	prows, err := tx.Query(ctx, "EXPLAIN "+postgres.Dialect{}.ReportKeysSQL(), []string{"h" + hash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for prows.Next() {
+		var line string
+		if err := prows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	prows.Close()
+	if !strings.Contains(plan.String(), "report_keys_day_key") || !strings.Contains(plan.String(), "Index Cond: ((((id >> 32)) = b.day) AND (key = ") {
+		t.Errorf("the lookup does not read report_keys_day_key by day:\n%s", plan.String())
+	}
+	tx.Rollback(ctx)
+
+	if _, err := db.DeleteReportsBefore(ctx, base+day); err != nil {
+		t.Fatal(err)
+	}
+	var left, old int
+	if err := conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.id = k.id))
+		FROM report_keys k`).Scan(&left, &old); err != nil {
+		t.Fatal(err)
+	}
+	if left != 4 || old != 0 {
+		t.Errorf("after retention: %d keys, %d of them of no report; want 4, 0", left, old)
 	}
 }

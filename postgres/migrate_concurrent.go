@@ -15,6 +15,7 @@ import (
 var concurrentSteps = map[int]func(ctx context.Context, conn *pgx.Conn) error{
 	11: buildEventsTimestampFilters,
 	14: titleKeyIndexes,
+	17: reportKeysByDay,
 }
 
 // eventsTimestampFilters is the index migration 0011 swaps in for
@@ -57,6 +58,17 @@ func titleKeyIndexes(ctx context.Context, conn *pgx.Conn) error {
 	}
 	_, err := conn.Exec(ctx, `CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS resource_latest_key
 		ON resource_latest (certname, resource_type, title_key(resource_title), property_key, name_key)`)
+	return err
+}
+
+// reportKeysByDay builds migration 0017's index of report_keys without
+// holding off writes (report_keys is not partitioned).
+func reportKeysByDay(ctx context.Context, conn *pgx.Conn) error {
+	if err := dropInvalidIndex(ctx, conn, "report_keys_day_key"); err != nil {
+		return err
+	}
+	_, err := conn.Exec(ctx, `CREATE INDEX CONCURRENTLY IF NOT EXISTS report_keys_day_key
+		ON report_keys ((id >> 32), key, id)`)
 	return err
 }
 
