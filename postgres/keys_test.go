@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"reportdb/postgres"
 )
 
@@ -314,19 +316,14 @@ func TestMigration0017OnExistingData(t *testing.T) {
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var indexes []string
 	rows, err := conn.Query(ctx, "SELECT indexname FROM pg_indexes WHERE tablename = 'report_keys' ORDER BY 1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		indexes = append(indexes, n)
+	indexes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
 	}
-	rows.Close()
 	if fmt.Sprint(indexes) != "[report_keys_day_key]" {
 		t.Fatalf("report_keys indexes %v, want [report_keys_day_key]", indexes)
 	}
@@ -355,21 +352,17 @@ func TestMigration0017OnExistingData(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var plan strings.Builder
 	prows, err := tx.Query(ctx, "EXPLAIN "+postgres.Dialect{}.ReportKeysSQL(), []string{"h" + hash})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for prows.Next() {
-		var line string
-		if err := prows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan.WriteString(line + "\n")
+	lines, err := pgx.CollectRows(prows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
 	}
-	prows.Close()
-	if !strings.Contains(plan.String(), "report_keys_day_key") || !strings.Contains(plan.String(), "Index Cond: ((((id >> 32)) = b.day) AND (key = ") {
-		t.Errorf("the lookup does not read report_keys_day_key by day:\n%s", plan.String())
+	plan := strings.Join(lines, "\n")
+	if !strings.Contains(plan, "report_keys_day_key") || !strings.Contains(plan, "Index Cond: ((((id >> 32)) = b.day) AND (key = ") {
+		t.Errorf("the lookup does not read report_keys_day_key by day:\n%s", plan)
 	}
 	tx.Rollback(ctx)
 

@@ -224,8 +224,9 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 		// days dropped by a run that failed before this point: those of
 		// every day before the first one kept, in a statement of its own
 		// (a range of report_keys' index by day, migration 0017; it holds
-		// no lock that ingest or queries wait for). A report older than the cutoff stored while this
-		// runs may lose its keys with them; the next run deletes it.
+		// no lock that ingest or queries wait for). A report older than
+		// the cutoff stored while this runs may lose its keys with them;
+		// the next run deletes it.
 		kept, _ := idRange(dayIndex(cutoff))
 		if _, err := conn.Exec(ctx, `DELETE FROM report_keys WHERE (id >> 32) < $1`, kept>>32); err != nil {
 			return deleted, fmt.Errorf("keys of dropped reports: %w", err)
