@@ -68,17 +68,6 @@ func (Dialect) LimitOffset(limit, offset string) string {
 // Explain implements sqlgen.Dialect.
 func (Dialect) Explain(sql string) string { return "EXPLAIN (ANALYZE, FORMAT JSON) " + sql }
 
-// resourceEventsSQL builds a report row's resource_events.data as PuppetDB
-// does: json_agg of row_to_json over the report's events, so PostgreSQL
-// renders it (", " between objects, timestamptz and jsonb formatting); NULL
-// for a report without events.
-const resourceEventsSQL = `(SELECT json_agg(ev)::text FROM (SELECT e.status,
- (timestamptz 'epoch' + e.timestamp * interval '1 millisecond') AS timestamp,
- e.resource_type, e.resource_title, e.property, NULL::boolean AS corrective_change,
- e.new_value::jsonb AS new_value, e.old_value::jsonb AS old_value, e.message, e.file, e.line,
- e.containment_path, e.containing_class, e.name
- FROM resource_events e WHERE e.report_id = r.id%s) ev)`
-
 // Column implements sqlgen.Dialect: a report's metrics and logs live in
 // report_data; its resource_events are built from the events.
 func (d Dialect) Column(t query.Table, alias, col string) string {

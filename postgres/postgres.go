@@ -454,6 +454,13 @@ func decoderFor(oid uint32, format int16) decoder {
 		return func(raw []byte) (any, error) { return string(raw), nil }
 	}
 	if format != pgx.BinaryFormatCode {
+		if oid == pgRecordArrayOID {
+			// pgx has no decoder of records in text format: a report's
+			// events (resourceEventsSQL) are read in binary
+			return func([]byte) (any, error) {
+				return nil, errors.New("an array of records in text format (the simple protocol): reportdb reads reports' events over the extended protocol")
+			}
+		}
 		return nil
 	}
 	switch oid {
@@ -469,6 +476,8 @@ func decoderFor(oid uint32, format int16) decoder {
 		return fixedSize("float8", 8, func(raw []byte) any { return math.Float64frombits(binary.BigEndian.Uint64(raw)) })
 	case pgTextArrayOID:
 		return decodeTextArray
+	case pgRecordArrayOID:
+		return decodeEventRecords
 	}
 	return nil
 }

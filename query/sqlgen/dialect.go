@@ -29,7 +29,7 @@ type Dialect interface {
 	LimitOffset(limit, offset string) string
 	// Column renders column col of table t, whose alias is alias:
 	// usually alias.col, but a database may store a column elsewhere (e.g.
-	// PostgreSQL builds reports' resource_events with json_agg at query
+	// PostgreSQL reads reports' resource_events from the events at query
 	// time, as PuppetDB does, and keeps metrics and logs apart).
 	Column(t query.Table, alias, col string) string
 	// SortHash returns an integer hash of a text expression to lead a
