@@ -83,6 +83,8 @@ func appendValue(b []byte, c sqlgen.OutCol, v []any) ([]byte, error) {
 			return append(b, jsonv.JavaDouble(n)...), nil
 		case string:
 			return append(b, n...), nil
+		case []byte:
+			return append(b, n...), nil
 		}
 	case query.Timestamp:
 		if ms, ok := asInt(x); ok {

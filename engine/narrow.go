@@ -169,6 +169,8 @@ func (r *narrowedRows) NumColumns() int { return r.cur.NumColumns() }
 
 func (r *narrowedRows) Scan(dest ...any) error { return r.cur.Scan(dest...) }
 
+func (r *narrowedRows) ScanBorrowed(dest ...any) error { return store.ScanBorrowed(r.cur, dest...) }
+
 func (r *narrowedRows) Err() error {
 	if r.err != nil {
 		return r.err

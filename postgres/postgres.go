@@ -344,6 +344,9 @@ type pgRows struct {
 	fast []decoder // per column: nil = pgx's Scan
 	pass []any     // the destinations handed to pgx (nil where fast)
 	err  error     // a value this type could not decode (the rows are closed)
+	// borrow: text values are scanned as the bytes of the current row
+	// (ScanBorrowed)
+	borrow bool
 	// finish, when set, runs once when the rows are closed (the rest of
 	// a value-sensitive statement's pipeline: see queryPlanned)
 	finish func()
@@ -363,6 +366,15 @@ func (r *pgRows) Close() {
 type decoder func(raw []byte) (any, error)
 
 var errNotDecoded = errors.New("not decoded here")
+
+// ScanBorrowed implements store.BorrowingRows: Scan, but text and varchar
+// values into *any are []byte slices of the row pgx read, valid until Next.
+func (r *pgRows) ScanBorrowed(dest ...any) error {
+	r.borrow = true
+	err := r.Scan(dest...)
+	r.borrow = false
+	return err
+}
 
 func (r *pgRows) Scan(dest ...any) error {
 	fields := r.Rows.FieldDescriptions()
@@ -388,6 +400,10 @@ func (r *pgRows) Scan(dest ...any) error {
 		r.pass[i] = nil
 		if raw[i] == nil {
 			*p = nil
+			continue
+		}
+		if r.borrow && (fields[i].DataTypeOID == pgTextOID || fields[i].DataTypeOID == pgVarcharOID) {
+			*p = raw[i]
 			continue
 		}
 		v, err := r.fast[i](raw[i])

@@ -331,3 +331,67 @@ func FuzzDecodeEventRecords(f *testing.F) {
 		}
 	})
 }
+
+// TestScanBorrowed: ScanBorrowed gives text and varchar as the row's
+// bytes (equal to Scan's strings) and every other value as Scan does;
+// Scan after it copies again.
+func TestScanBorrowed(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	const q = `SELECT 'abc' || g::text, ''::text, NULL::text, 'é✓'::varchar, g::int8, ARRAY['a', 'b']::text[], 1.5::numeric
+		FROM generate_series(1, 3) g`
+	scan := func(borrow bool) [][]any {
+		rows, err := db.pool.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &pgRows{Rows: rows}
+		defer r.Close()
+		var out [][]any
+		for r.Next() {
+			vals := make([]any, 7)
+			dest := make([]any, 7)
+			for i := range vals {
+				dest[i] = &vals[i]
+			}
+			var err error
+			if borrow {
+				err = store.ScanBorrowed(r, dest...)
+			} else {
+				err = r.Scan(dest...)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// copy the borrowed bytes before Next reuses them
+			for i, v := range vals {
+				if b, ok := v.([]byte); ok {
+					vals[i] = append([]byte{}, b...)
+				}
+			}
+			out = append(out, vals)
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	copied, borrowed := scan(false), scan(true)
+	if len(copied) != 3 || len(borrowed) != 3 {
+		t.Fatalf("%d and %d rows", len(copied), len(borrowed))
+	}
+	for r := range copied {
+		for i := range copied[r] {
+			c, b := copied[r][i], borrowed[r][i]
+			if s, ok := c.(string); ok {
+				if bb, ok := b.([]byte); !ok || string(bb) != s {
+					t.Errorf("row %d column %d: borrowed %#v, want the bytes of %q", r, i+1, b, s)
+				}
+				continue
+			}
+			if !reflect.DeepEqual(c, b) {
+				t.Errorf("row %d column %d: borrowed %#v, Scan %#v", r, i+1, b, c)
+			}
+		}
+	}
+}

@@ -61,3 +61,22 @@ type Rows interface {
 	Err() error
 	Close()
 }
+
+// BorrowingRows are rows that can also scan text values as byte slices
+// into their own buffer instead of strings: no copy, but the bytes are
+// only valid until the next call to Next or Close. For a consumer that
+// is done with a row's values before it moves on (the JSON encoder of a
+// response, which appends them to the body).
+type BorrowingRows interface {
+	Rows
+	ScanBorrowed(dest ...any) error
+}
+
+// ScanBorrowed scans rows' current row into dest, text as bytes borrowed
+// from rows when they can (BorrowingRows), else as Scan does.
+func ScanBorrowed(rows Rows, dest ...any) error {
+	if b, ok := rows.(BorrowingRows); ok {
+		return b.ScanBorrowed(dest...)
+	}
+	return rows.Scan(dest...)
+}
