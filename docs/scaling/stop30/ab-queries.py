@@ -1,0 +1,28 @@
+#!/usr/bin/env python3
+"""Two queries of the medium mix (queries.py's reports_page_first and
+regex_resource_title) against several servers on the same database,
+requests interleaved (the order reversed every other round), one
+keep-alive connection each: the median latency per server.
+
+    ab-queries.py PORT[,PORT...] N [reports_page_first,regex]
+"""
+import http.client, time, statistics, sys, urllib.parse, json
+paths = {
+ 'reports_page_first': '/pdb/query/v4/reports?' + urllib.parse.urlencode({'order_by': json.dumps([{"field":"end_time","order":"desc"}]), 'limit':'100','include_total':'true','offset':'0'}),
+ 'regex': '/pdb/query/v4/events?' + urllib.parse.urlencode({'query': json.dumps(["~","resource_title","^/etc/nginx/"]), 'order_by': json.dumps([{"field":"timestamp","order":"desc"}]), 'limit':'1000'}),
+}
+ports = [int(p) for p in sys.argv[1].split(',')]
+n = int(sys.argv[2])
+only = sys.argv[3].split(',') if len(sys.argv) > 3 else list(paths)
+conns = {p: http.client.HTTPConnection('127.0.0.1', p) for p in ports}
+for name in only:
+    res = {p: [] for p in ports}
+    for i in range(n + 5):
+        order = ports if i % 2 == 0 else ports[::-1]
+        for p in order:
+            c = conns[p]
+            t = time.perf_counter()
+            c.request('GET', paths[name]); r = c.getresponse(); body = r.read()
+            d = time.perf_counter() - t
+            if i >= 5: res[p].append(d * 1000)
+    print(name, '  '.join('%d: p50 %.2f ms (%d B)' % (p, statistics.median(v), len(body)) for p, v in res.items()))
