@@ -13,6 +13,12 @@ type Dialect struct {
 	// matched under ("C.utf8": Unicode character classes, as on PuppetDB's
 	// C.UTF-8 database, while columns keep the bytewise "C" ordering).
 	RegexCollation string
+	// TextResults is set when the connections return results as text
+	// (the database URL chose pgx's exec or simple_protocol mode, as a
+	// pooler in transaction mode needs): a report's events are then
+	// built as JSON by PostgreSQL (jsonEventsSQL), not read as records,
+	// whose text form the server does not decode.
+	TextResults bool
 }
 
 // Placeholder implements sqlgen.Dialect.
@@ -78,13 +84,16 @@ func (d Dialect) Column(t query.Table, alias, col string) string {
 // BoundedColumn implements sqlgen.BoundedColumns: the columns of a report
 // read from report_data and resource_events, whose partitions a statement
 // over reports with ids within bound then plans and opens alone.
-func (Dialect) BoundedColumn(t query.Table, alias, col string, bound func(id string) string) (string, bool) {
+func (d Dialect) BoundedColumn(t query.Table, alias, col string, bound func(id string) string) (string, bool) {
 	if t == query.ReportsTable && alias == "r" {
 		if bound == nil {
 			bound = func(string) string { return "" }
 		}
 		switch col {
 		case "resource_events":
+			if d.TextResults {
+				return fmt.Sprintf(jsonEventsSQL, and(bound("e.report_id"))), true
+			}
 			return fmt.Sprintf(resourceEventsSQL, and(bound("e.report_id"))), true
 		case "metrics", "logs":
 			return "(SELECT d." + col + " FROM report_data d WHERE d.id = r.id" + and(bound("d.id")) + ")", true

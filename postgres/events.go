@@ -17,10 +17,23 @@ import (
 // JSON in PostgreSQL (row_to_json, timestamptz and jsonb casts of the
 // values) was about half the statement's time for a page of 100 reports.
 // The record's fields are eventRecordOIDs; its binary form is what the
-// server reads (the extended protocol's results are binary).
+// server reads (results are binary unless the database URL chose a text
+// mode: then Dialect.TextResults renders jsonEventsSQL instead).
 const resourceEventsSQL = `(SELECT array_agg(ROW(e.status, e.timestamp, e.resource_type, e.resource_title,
  e.property, e.new_value, e.old_value, e.message, e.file, e.line, e.containment_path, e.containing_class, e.name))
  FROM resource_events e WHERE e.report_id = r.id%s)`
+
+// jsonEventsSQL builds the same resource_events.data as JSON text in
+// PostgreSQL, for connections whose results are text (Dialect.TextResults):
+// json_agg of row_to_json objects renders what wire.RenderResourceEvents
+// does (", " between the objects, as PuppetDB; json_agg of the rows
+// themselves would put ", \n " between them).
+const jsonEventsSQL = `(SELECT json_agg(row_to_json(ev))::text FROM (SELECT e.status,
+ (timestamptz 'epoch' + e.timestamp * interval '1 millisecond') AS timestamp,
+ e.resource_type, e.resource_title, e.property, NULL::boolean AS corrective_change,
+ e.new_value::jsonb AS new_value, e.old_value::jsonb AS old_value, e.message, e.file, e.line,
+ e.containment_path, e.containing_class, e.name
+ FROM resource_events e WHERE e.report_id = r.id%s) ev)`
 
 // PostgreSQL type OIDs of records and arrays of them.
 const (
@@ -75,6 +88,9 @@ func decodeEventRecords(raw []byte) (any, error) {
 	n := int32(binary.BigEndian.Uint32(raw[12:]))
 	if n < 0 || int(n) > (len(raw)-20)/4 {
 		return bad("length")
+	}
+	if n == 0 {
+		return nil, nil
 	}
 	events := make([]reportdb.Event, n)
 	pos := 20

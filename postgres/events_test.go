@@ -6,12 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"reportdb/storetest"
 )
 
 // jsonAggEventsSQL renders reports' resource_events.data in PostgreSQL as
@@ -34,7 +38,9 @@ const jsonAggEventsSQL = `SELECT r.hash, (SELECT json_agg(row_to_json(ev))::text
 // JSON of every kind (numbers in exponent and long forms, -0, escapes and
 // non-ASCII text, nested objects whose keys jsonb reorders, null), optional
 // fields present and absent, containment paths null, empty and long, and
-// reports without events. The events of a report keep their order.
+// reports without events. The events of a report keep their order. Over
+// connections whose results are text (pgx's simple_protocol and exec
+// modes, chosen in the database URL), the answers are the same bytes.
 func TestReportEventsRenderLikeJSONAgg(t *testing.T) {
 	u, _, h := newServer(t)
 	ctx := context.Background()
@@ -162,5 +168,32 @@ func TestReportEventsRenderLikeJSONAgg(t *testing.T) {
 	}
 	if withEvents < 20 || without == 0 {
 		t.Fatalf("%d reports with events, %d without: the data does not cover both", withEvents, without)
+	}
+
+	// A database URL may choose pgx's text-result modes (a pooler in
+	// transaction mode needs one): the events are then built by
+	// PostgreSQL, and every answer is the same to the byte.
+	get := func(h http.Handler, target string) []byte {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+		if rec.Code != 200 {
+			t.Fatalf("GET %s: %d %s", target, rec.Code, rec.Body.String())
+		}
+		return rec.Body.Bytes()
+	}
+	targets := []string{"/pdb/query/v4/reports?order_by=" + url.QueryEscape(`[{"field":"hash","order":"asc"}]`),
+		"/pdb/query/v4?query=" + url.QueryEscape(`reports[hash, resource_events] { latest_report? = true order by hash }`)}
+	for _, mode := range []string{"simple_protocol", "exec"} {
+		sep := "?"
+		if strings.Contains(u, "?") {
+			sep = "&"
+		}
+		th := storetest.NewServer(t, openURL(t, u+sep+"default_query_exec_mode="+mode))
+		for _, target := range targets {
+			if a, b := get(h, target), get(th, target); !bytes.Equal(a, b) {
+				t.Errorf("%s with default_query_exec_mode=%s:\n got %.300s\nwant %.300s", target, mode, b, a)
+			}
+		}
 	}
 }

@@ -132,6 +132,10 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	}
 	db := &DB{pool: pool, partitions: map[int64]bool{}, rollupVacuumEvery: opt.RollupVacuumInterval,
 		rollupVacuumed: map[string]time.Time{}}
+	switch cfg.ConnConfig.DefaultQueryExecMode {
+	case pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol:
+		db.dialect.TextResults = true // results in text format
+	}
 	if db.rollupVacuumEvery == 0 {
 		db.rollupVacuumEvery = DefaultRollupVacuumInterval
 	}
@@ -474,7 +478,7 @@ func decoderFor(oid uint32, format int16) decoder {
 			// pgx has no decoder of records in text format: a report's
 			// events (resourceEventsSQL) are read in binary
 			return func([]byte) (any, error) {
-				return nil, errors.New("an array of records in text format (the simple protocol): reportdb reads reports' events over the extended protocol")
+				return nil, errors.New("an array of records in text format, which reportdb does not decode")
 			}
 		}
 		return nil

@@ -305,6 +305,9 @@ func TestDecodeEventRecords(t *testing.T) {
 	if _, err := decodeEventRecords(other); !errors.Is(err, errNotDecoded) {
 		t.Errorf("a record of 12 fields: %v, want errNotDecoded", err)
 	}
+	if v, err := decodeEventRecords(eventRecordsBinary(nil)); err != nil || v != nil {
+		t.Errorf("an array of no records: %#v, %v; want nil (data null)", v, err)
+	}
 	if decoderFor(pgRecordArrayOID, pgx.BinaryFormatCode) == nil {
 		t.Error("no decoder for record[] in binary")
 	}
@@ -333,8 +336,7 @@ func FuzzDecodeEventRecords(f *testing.F) {
 }
 
 // TestScanBorrowed: ScanBorrowed gives text and varchar as the row's
-// bytes (equal to Scan's strings) and every other value as Scan does;
-// Scan after it copies again.
+// bytes (equal to Scan's strings) and every other value as Scan does.
 func TestScanBorrowed(t *testing.T) {
 	ctx := context.Background()
 	db := openTestDB(t)
