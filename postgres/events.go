@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"reportdb"
@@ -59,76 +60,57 @@ var eventRecordOIDs = [...]uint32{
 }
 
 // decodeEventRecords decodes resourceEventsSQL's value in binary format
-// (a one-dimensional array of records: ndim, has-null flag, element type,
-// length and lower bound, then each element as a length and its bytes; a
+// (a one-dimensional array of records, arrayHeader and arrayElement; a
 // record is its field count, then per field its type OID, length (-1 for
 // NULL) and bytes) and returns the events rendered as PuppetDB renders a
 // report's resource_events.data. An array of records of another shape is
 // left to pgx (errNotDecoded); a malformed one is an error.
 func decodeEventRecords(raw []byte) (any, error) {
-	bad := func(what string) (any, error) {
-		return nil, fmt.Errorf("malformed events array (%s) of %d bytes", what, len(raw))
+	bad := func(err error) (any, error) {
+		return nil, fmt.Errorf("malformed events array of %d bytes: %w", len(raw), err)
 	}
-	if len(raw) < 12 {
-		return bad("header")
-	}
-	ndim := int32(binary.BigEndian.Uint32(raw))
-	if binary.BigEndian.Uint32(raw[8:]) != pgRecordOID {
+	if len(raw) >= 12 && binary.BigEndian.Uint32(raw[8:]) != pgRecordOID {
 		return nil, errNotDecoded
 	}
-	if ndim == 0 {
+	n, pos, err := arrayHeader(raw)
+	switch {
+	case errors.Is(err, errNotDecoded):
+		return nil, err
+	case err != nil:
+		return bad(err)
+	case n <= 0:
 		return nil, nil // no events (array_agg gives NULL instead)
 	}
-	if ndim != 1 {
-		return nil, errNotDecoded
-	}
-	if len(raw) < 20 {
-		return bad("header")
-	}
-	n := int32(binary.BigEndian.Uint32(raw[12:]))
-	if n < 0 || int(n) > (len(raw)-20)/4 {
-		return bad("length")
-	}
-	if n == 0 {
-		return nil, nil
-	}
 	events := make([]reportdb.Event, n)
-	pos := 20
 	for i := range events {
-		if len(raw)-pos < 4 {
-			return bad("element")
+		var v []byte
+		if v, pos, err = arrayElement(raw, pos); err != nil {
+			return bad(err)
 		}
-		l := int32(binary.BigEndian.Uint32(raw[pos:]))
-		pos += 4
-		if l < 0 || int(l) > len(raw)-pos {
-			return bad("element")
+		if v == nil {
+			return bad(errors.New("NULL element"))
 		}
-		ok, err := decodeEventRecord(raw[pos:pos+int(l)], &events[i])
-		if err != nil || !ok {
-			if err == nil {
-				err = errNotDecoded
-			}
+		if err := decodeEventRecord(v, &events[i]); err != nil {
 			return nil, err
 		}
-		pos += int(l)
 	}
 	if pos != len(raw) {
-		return bad("trailing bytes")
+		return bad(errors.New("trailing bytes"))
 	}
 	return wire.RenderResourceEvents(events), nil
 }
 
-// decodeEventRecord decodes one record of eventRecordOIDs into e; false
-// when the record has another shape.
-func decodeEventRecord(rec []byte, e *reportdb.Event) (bool, error) {
-	bad := func(what string) (bool, error) {
-		return false, fmt.Errorf("malformed event record (%s) of %d bytes", what, len(rec))
+// decodeEventRecord decodes one record of eventRecordOIDs into e;
+// errNotDecoded when the record has another shape.
+func decodeEventRecord(rec []byte, e *reportdb.Event) error {
+	bad := func(what string) error {
+		return fmt.Errorf("malformed event record (%s) of %d bytes", what, len(rec))
 	}
 	if len(rec) < 4 {
 		return bad("header")
 	}
 	if binary.BigEndian.Uint32(rec) != uint32(len(eventRecordOIDs)) {
-		return false, nil
+		return errNotDecoded
 	}
 	pos := 4
 	for f, oid := range eventRecordOIDs {
@@ -136,7 +118,7 @@ func decodeEventRecord(rec []byte, e *reportdb.Event) (bool, error) {
 			return bad("field")
 		}
 		if binary.BigEndian.Uint32(rec[pos:]) != oid {
-			return false, nil
+			return errNotDecoded
 		}
 		l := int32(binary.BigEndian.Uint32(rec[pos+4:]))
 		pos += 8
@@ -179,7 +161,7 @@ func decodeEventRecord(rec []byte, e *reportdb.Event) (bool, error) {
 		case 10:
 			p, err := decodeTextArray(v)
 			if err != nil {
-				return false, err // errNotDecoded: a multi-dimensional path
+				return err // errNotDecoded: a multi-dimensional path
 			}
 			e.ContainmentPath = p.([]string)
 		case 11:
@@ -191,7 +173,7 @@ func decodeEventRecord(rec []byte, e *reportdb.Event) (bool, error) {
 	if pos != len(rec) {
 		return bad("trailing bytes")
 	}
-	return true, nil
+	return nil
 }
 
 func strPtr(v []byte) *string {

@@ -348,9 +348,6 @@ type pgRows struct {
 	fast []decoder // per column: nil = pgx's Scan
 	pass []any     // the destinations handed to pgx (nil where fast)
 	err  error     // a value this type could not decode (the rows are closed)
-	// borrow: text values are scanned as the bytes of the current row
-	// (ScanBorrowed)
-	borrow bool
 	// finish, when set, runs once when the rows are closed (the rest of
 	// a value-sensitive statement's pipeline: see queryPlanned)
 	finish func()
@@ -373,14 +370,13 @@ var errNotDecoded = errors.New("not decoded here")
 
 // ScanBorrowed implements store.BorrowingRows: Scan, but text and varchar
 // values into *any are []byte slices of the row pgx read, valid until Next.
-func (r *pgRows) ScanBorrowed(dest ...any) error {
-	r.borrow = true
-	err := r.Scan(dest...)
-	r.borrow = false
-	return err
-}
+func (r *pgRows) ScanBorrowed(dest ...any) error { return r.scan(true, dest) }
 
-func (r *pgRows) Scan(dest ...any) error {
+func (r *pgRows) Scan(dest ...any) error { return r.scan(false, dest) }
+
+// scan scans the current row into dest; borrow: text and varchar as the
+// row's bytes.
+func (r *pgRows) scan(borrow bool, dest []any) error {
 	fields := r.Rows.FieldDescriptions()
 	if len(dest) != len(fields) {
 		return mapError(r.Rows.Scan(dest...)) // pgx's error
@@ -406,7 +402,7 @@ func (r *pgRows) Scan(dest ...any) error {
 			*p = nil
 			continue
 		}
-		if r.borrow && (fields[i].DataTypeOID == pgTextOID || fields[i].DataTypeOID == pgVarcharOID) {
+		if borrow && (fields[i].DataTypeOID == pgTextOID || fields[i].DataTypeOID == pgVarcharOID) {
 			*p = raw[i]
 			continue
 		}
@@ -514,46 +510,76 @@ func fixedSize(name string, size int, conv func(raw []byte) any) decoder {
 }
 
 // decodeTextArray decodes a one-dimensional text[] in binary format
-// (ndim, has-null flag, element type, then per dimension its length and
-// lower bound, then each element as a length, -1 for NULL, and its bytes)
-// into []string, NULL elements as "" (as pgRows did with pgx's []any).
+// (arrayHeader, arrayElement) into []string, NULL elements as "" (as
+// pgRows did with pgx's []any).
 func decodeTextArray(raw []byte) (any, error) {
-	bad := func() (any, error) { return nil, fmt.Errorf("malformed text[] of %d bytes", len(raw)) }
-	if len(raw) < 12 {
-		return bad()
+	bad := func(err error) (any, error) {
+		return nil, fmt.Errorf("malformed text[] of %d bytes: %w", len(raw), err)
 	}
-	ndim := int32(binary.BigEndian.Uint32(raw))
-	if ndim == 0 {
+	n, pos, err := arrayHeader(raw)
+	switch {
+	case errors.Is(err, errNotDecoded):
+		return nil, err
+	case err != nil:
+		return bad(err)
+	case n < 0:
 		return []string{}, nil
 	}
-	if ndim != 1 {
-		return nil, errNotDecoded
-	}
-	if len(raw) < 20 {
-		return bad()
-	}
-	n := int32(binary.BigEndian.Uint32(raw[12:]))
-	if n < 0 || int(n) > (len(raw)-20)/4 {
-		return bad()
-	}
 	out := make([]string, n)
-	pos := 20
 	for i := range out {
-		if len(raw)-pos < 4 {
-			return bad()
+		var v []byte
+		if v, pos, err = arrayElement(raw, pos); err != nil {
+			return bad(err)
 		}
-		l := int32(binary.BigEndian.Uint32(raw[pos:]))
-		pos += 4
-		if l < 0 {
-			continue // NULL
+		if v != nil { // else NULL
+			out[i] = string(v)
 		}
-		if int(l) > len(raw)-pos {
-			return bad()
-		}
-		out[i] = string(raw[pos : pos+int(l)])
-		pos += int(l)
 	}
 	return out, nil
+}
+
+// arrayHeader reads the header of an array in binary format (ndim,
+// has-null flag, element type, then per dimension its length and lower
+// bound): the element count of a one-dimensional array (-1 for an array
+// of no dimension) and the offset of its first element. More dimensions
+// are errNotDecoded; a header or count that does not fit is an error.
+func arrayHeader(raw []byte) (n, pos int, err error) {
+	if len(raw) < 12 {
+		return 0, 0, errors.New("header")
+	}
+	switch int32(binary.BigEndian.Uint32(raw)) {
+	case 0:
+		return -1, 12, nil
+	case 1:
+	default:
+		return 0, 0, errNotDecoded
+	}
+	if len(raw) < 20 {
+		return 0, 0, errors.New("header")
+	}
+	c := int32(binary.BigEndian.Uint32(raw[12:]))
+	if c < 0 || int(c) > (len(raw)-20)/4 {
+		return 0, 0, errors.New("length")
+	}
+	return int(c), 20, nil
+}
+
+// arrayElement reads the array element at raw[pos:] (its length, -1 for
+// NULL, and its bytes): its bytes (nil for NULL) and the offset of the
+// next element.
+func arrayElement(raw []byte, pos int) (v []byte, next int, err error) {
+	if len(raw)-pos < 4 {
+		return nil, 0, errors.New("element")
+	}
+	l := int32(binary.BigEndian.Uint32(raw[pos:]))
+	pos += 4
+	if l < 0 {
+		return nil, pos, nil
+	}
+	if int(l) > len(raw)-pos {
+		return nil, 0, errors.New("element")
+	}
+	return raw[pos : pos+int(l)], pos + int(l), nil
 }
 
 func (r *pgRows) Err() error {
