@@ -71,7 +71,7 @@ type Options struct {
 // Open connects to the database at url (a libpq URL or DSN), applies
 // pending migrations and returns the backend.
 func Open(ctx context.Context, url string, opt Options) (*DB, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := parseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database URL: %w", err)
 	}
