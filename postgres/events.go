@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"reportdb"
 	"reportdb/wire"
@@ -81,8 +82,16 @@ func decodeEventRecords(raw []byte) (any, error) {
 	case n <= 0:
 		return nil, nil // no events (array_agg gives NULL instead)
 	}
-	events := make([]reportdb.Event, n)
-	for i := range events {
+	// each event is decoded into e, its text borrowed from raw (see
+	// decodeEventRecord), and rendered at once into one buffer: no
+	// string, slice or event is allocated per event
+	out := make([]byte, 0, len(raw)+len(raw)/2+16)
+	out = append(out, '[')
+	var e reportdb.Event
+	var opt [5]string
+	var line int64
+	var path []string
+	for i := 0; i < n; i++ {
 		var v []byte
 		if v, pos, err = arrayElement(raw, pos); err != nil {
 			return bad(err)
@@ -90,22 +99,29 @@ func decodeEventRecords(raw []byte) (any, error) {
 		if v == nil {
 			return bad(errors.New("NULL element"))
 		}
-		if err := decodeEventRecord(v, &events[i]); err != nil {
+		if err := decodeEventRecord(v, &e, &opt, &line, &path); err != nil {
 			return nil, err
 		}
+		if i > 0 {
+			out = append(out, ", "...)
+		}
+		out = wire.AppendResourceEvent(out, &e)
 	}
 	if pos != len(raw) {
 		return bad(errors.New("trailing bytes"))
 	}
-	return wire.RenderResourceEvents(events), nil
+	return append(out, ']'), nil
 }
 
-// decodeEventRecord decodes one record of eventRecordOIDs into e;
-// errNotDecoded when the record has another shape.
-func decodeEventRecord(rec []byte, e *reportdb.Event) error {
+// decodeEventRecord decodes one record of eventRecordOIDs into e (reset
+// first); errNotDecoded when the record has another shape. e's text is
+// borrowed from rec (borrow), valid as long as rec is: the optional
+// fields point into opt and line, the containment path is *path's storage.
+func decodeEventRecord(rec []byte, e *reportdb.Event, opt *[5]string, line *int64, path *[]string) error {
 	bad := func(what string) error {
 		return fmt.Errorf("malformed event record (%s) of %d bytes", what, len(rec))
 	}
+	*e = reportdb.Event{}
 	if len(rec) < 4 {
 		return bad("header")
 	}
@@ -132,42 +148,48 @@ func decodeEventRecord(rec []byte, e *reportdb.Event) error {
 		pos += int(l)
 		switch f {
 		case 0:
-			e.Status = string(v)
+			e.Status = borrow(v)
 		case 1:
 			if len(v) != 8 {
 				return bad("timestamp")
 			}
 			e.Timestamp = int64(binary.BigEndian.Uint64(v))
 		case 2:
-			e.ResourceType = string(v)
+			e.ResourceType = borrow(v)
 		case 3:
-			e.ResourceTitle = string(v)
+			e.ResourceTitle = borrow(v)
 		case 4:
-			e.Property = strPtr(v)
+			opt[0] = borrow(v)
+			e.Property = &opt[0]
 		case 5:
-			e.NewValue = string(v)
+			e.NewValue = borrow(v)
 		case 6:
-			e.OldValue = string(v)
+			e.OldValue = borrow(v)
 		case 7:
-			e.Message = strPtr(v)
+			opt[1] = borrow(v)
+			e.Message = &opt[1]
 		case 8:
-			e.File = strPtr(v)
+			opt[2] = borrow(v)
+			e.File = &opt[2]
 		case 9:
 			if len(v) != 4 {
 				return bad("line")
 			}
-			line := int64(int32(binary.BigEndian.Uint32(v)))
-			e.Line = &line
+			*line = int64(int32(binary.BigEndian.Uint32(v)))
+			e.Line = line
 		case 10:
-			p, err := decodeTextArray(v)
+			p, err := borrowTextArray(v, (*path)[:0])
 			if err != nil {
 				return err // errNotDecoded: a multi-dimensional path
 			}
-			e.ContainmentPath = p.([]string)
+			*path = p
+			e.ContainmentPath = p
 		case 11:
-			e.ContainingClass = strPtr(v)
+			opt[3] = borrow(v)
+			e.ContainingClass = &opt[3]
 		case 12:
-			e.Name = strPtr(v)
+			opt[4] = borrow(v)
+			e.Name = &opt[4]
 		}
 	}
 	if pos != len(rec) {
@@ -176,7 +198,31 @@ func decodeEventRecord(rec []byte, e *reportdb.Event) error {
 	return nil
 }
 
-func strPtr(v []byte) *string {
-	s := string(v)
-	return &s
+// borrow returns v's bytes as a string without copying them: the string
+// is valid only while v is, and v must not change meanwhile (a value of
+// the driver's row, rendered before the row moves on).
+func borrow(v []byte) string { return unsafe.String(unsafe.SliceData(v), len(v)) }
+
+// borrowTextArray is decodeTextArray into dst (appended to), its elements
+// borrowed from raw (borrow); an empty, non-nil slice for an array of no
+// dimension.
+func borrowTextArray(raw []byte, dst []string) ([]string, error) {
+	n, pos, err := arrayHeader(raw)
+	switch {
+	case errors.Is(err, errNotDecoded):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("malformed text[] of %d bytes: %w", len(raw), err)
+	}
+	if dst == nil {
+		dst = []string{}
+	}
+	for i := 0; i < n; i++ {
+		var v []byte
+		if v, pos, err = arrayElement(raw, pos); err != nil {
+			return nil, fmt.Errorf("malformed text[] of %d bytes: %w", len(raw), err)
+		}
+		dst = append(dst, borrow(v)) // NULL: ""
+	}
+	return dst, nil
 }

@@ -285,6 +285,10 @@ func RenderResourceEvents(events []reportdb.Event) []byte {
 	return append(b, ']')
 }
 
+// AppendResourceEvent appends one event as RenderResourceEvents renders
+// each (events are separated by ", ").
+func AppendResourceEvent(b []byte, e *reportdb.Event) []byte { return appendEventRow(b, e) }
+
 func appendEventRow(b []byte, e *reportdb.Event) []byte {
 	optS := func(b []byte, s *string) []byte {
 		if s == nil {
