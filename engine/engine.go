@@ -59,33 +59,9 @@ func statement(b *sqlgen.Built) store.Statement {
 // rows first, in one snapshot; fn gets the rows and the count (-1 when
 // not asked for).
 func (e *Engine) run(ctx context.Context, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
-	return e.runThen(ctx, rowsSQL, count, nil, fn)
-}
-
-// then, when not nil, makes the rows that a query's function gets of the
-// rows of its statement, on the querier that ran it (see splitRows).
-type then func(q store.Querier, rows store.Rows) (store.Rows, error)
-
-// runThen is run, with the rows made by th (when not nil).
-func (e *Engine) runThen(ctx context.Context, rowsSQL, count *sqlgen.Built, th then, fn func(rows store.Rows, total int64) error) error {
 	return e.runRows(ctx, nil, count, func(q store.Querier) (store.Rows, error) {
-		rows, err := q.Query(ctx, statement(rowsSQL))
-		return th.apply(q, rows, err)
+		return q.Query(ctx, statement(rowsSQL))
 	}, fn)
-}
-
-// apply returns the rows th makes of rows (rows themselves for no th),
-// closing rows when it fails.
-func (th then) apply(q store.Querier, rows store.Rows, err error) (store.Rows, error) {
-	if err != nil || th == nil {
-		return rows, err
-	}
-	r, err := th(q, rows)
-	if err != nil {
-		rows.Close()
-		return nil, err
-	}
-	return r, nil
 }
 
 // runRows is run with the rows opened by open (on the snapshot's
@@ -153,14 +129,14 @@ func (e *Engine) fallback(d sqlgen.Dialect, p *query.Plan, n *narrowing) error {
 
 // runPlan is run for the statements of a plan, or runNarrowed or
 // runKeyed as its strategy says.
-func (e *Engine) runPlan(ctx context.Context, n *narrowing, k *keying, rowsSQL, count *sqlgen.Built, th then, fn func(rows store.Rows, total int64) error) error {
+func (e *Engine) runPlan(ctx context.Context, n *narrowing, k *keying, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
 	switch {
 	case n != nil:
-		return e.runNarrowed(ctx, n, rowsSQL, count, th, fn)
+		return e.runNarrowed(ctx, n, rowsSQL, count, fn)
 	case k != nil:
-		return e.runKeyed(ctx, k, rowsSQL, count, th, fn)
+		return e.runKeyed(ctx, k, rowsSQL, count, fn)
 	}
-	return e.runThen(ctx, rowsSQL, count, th, fn)
+	return e.run(ctx, rowsSQL, count, fn)
 }
 
 func scalar(ctx context.Context, q store.Querier, b *sqlgen.Built) (int64, error) {
@@ -197,25 +173,14 @@ func render[P any](d sqlgen.Dialect, p P, withTotal bool, rows, count func(sqlge
 // set, the number of rows it has without limit and offset (else -1).
 func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn func(rows *Rows, total int64) error) error {
 	d := e.b.Dialect()
-	// a page of events whose reports are read apart (splitRows): its
-	// statement reads the events alone; the count keeps the join
-	rowsPlan := p
-	split, isSplit := sqlgen.SplitReports(d, p)
-	if isSplit {
-		rowsPlan = split.Events
-	}
-	opts, n, k := strategy(d, rowsPlan, options(d, rowsPlan))
-	built, err := sqlgen.Select(d, rowsPlan, opts...)
+	opts, n, k := strategy(d, p, options(d, p))
+	built, count, err := render(d, p, withTotal,
+		func(d sqlgen.Dialect, p *query.Plan) (*sqlgen.Built, error) { return sqlgen.Select(d, p, opts...) },
+		func(d sqlgen.Dialect, p *query.Plan) (*sqlgen.Built, error) { return sqlgen.Count(d, p, opts...) })
 	if err != nil {
 		return err
 	}
-	var count *sqlgen.Built
-	if withTotal {
-		if count, err = sqlgen.Count(d, p, opts...); err != nil {
-			return err
-		}
-	}
-	if err := e.fallback(d, rowsPlan, n); err != nil {
+	if err := e.fallback(d, p, n); err != nil {
 		return err
 	}
 	var fb *sqlgen.Built
@@ -228,16 +193,8 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 	if err := e.bindEventWindows(ctx, built, count, fb); err != nil {
 		return err
 	}
-	cols := built.Columns
-	var th then
-	if isSplit {
-		cols = split.Columns
-		th = func(q store.Querier, rows store.Rows) (store.Rows, error) {
-			return readSplit(ctx, q, rows, split, len(built.Columns))
-		}
-	}
-	return e.runPlan(ctx, n, k, built, count, th, func(rows store.Rows, total int64) error {
-		enc := newRowEncoder(cols)
+	return e.runPlan(ctx, n, k, built, count, func(rows store.Rows, total int64) error {
+		enc := newRowEncoder(built.Columns)
 		return fn(&Rows{rows: rows, encode: func(b []byte) ([]byte, error) {
 			// the encoder appends the values before the next row: their
 			// text need not be copied out of the driver's buffer first
@@ -603,7 +560,7 @@ func (e *Engine) ReportDocument(ctx context.Context, hash, field string) ([]byte
 	}
 	var data []byte
 	found := false
-	err = e.runPlan(ctx, n, k, built, nil, nil, func(rows store.Rows, _ int64) error {
+	err = e.runPlan(ctx, n, k, built, nil, func(rows store.Rows, _ int64) error {
 		if rows.Next() {
 			found = true
 			var doc, hash any

@@ -68,13 +68,10 @@ func (k *keying) bind(ctx context.Context, q store.Querier, bs ...*sqlgen.Built)
 // runKeyed is run (see there) for a keyed query: rows and count were
 // rendered with sqlgen.Keyed, and are run as they are when they were not
 // keyed (a plan answered apart).
-func (e *Engine) runKeyed(ctx context.Context, k *keying, rowsSQL, count *sqlgen.Built, th then, fn func(rows store.Rows, total int64) error) error {
+func (e *Engine) runKeyed(ctx context.Context, k *keying, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
 	if !rowsSQL.Keyed && (count == nil || !count.Keyed) {
-		return e.runThen(ctx, rowsSQL, count, th, fn)
+		return e.run(ctx, rowsSQL, count, fn)
 	}
 	return e.runRows(ctx, func(q store.Querier) error { return k.bind(ctx, q, rowsSQL, count) }, count,
-		func(q store.Querier) (store.Rows, error) {
-			rows, err := q.Query(ctx, statement(rowsSQL))
-			return th.apply(q, rows, err)
-		}, fn)
+		func(q store.Querier) (store.Rows, error) { return q.Query(ctx, statement(rowsSQL)) }, fn)
 }

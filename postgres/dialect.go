@@ -187,7 +187,3 @@ func (Dialect) IDDays(ids []int64) (lo, hi int64) {
 	}
 	return lo, hi
 }
-
-// LookupReports implements sqlgen.ReportLookups: reports are partitioned
-// by day, and a join from a page of events probes them per event.
-func (Dialect) LookupReports() bool { return true }
