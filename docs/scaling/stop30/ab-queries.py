@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
-"""Two queries of the medium mix (queries.py's reports_page_first and
-regex_resource_title) against several servers on the same database,
+"""Queries of the medium mix (queries.py's reports_page_first,
+regex_resource_title and, by name, failures_last_hour with the medium
+fleet's last hour) against several servers on the same database,
 requests interleaved (the order reversed every other round), one
 keep-alive connection each: the median latency per server.
 
-    ab-queries.py PORT[,PORT...] N [reports_page_first,regex]
+    ab-queries.py PORT[,PORT...] N [reports_page_first,regex,failures_last_hour]
 """
 import http.client, time, statistics, sys, urllib.parse, json
 paths = {
  'reports_page_first': '/pdb/query/v4/reports?' + urllib.parse.urlencode({'order_by': json.dumps([{"field":"end_time","order":"desc"}]), 'limit':'100','include_total':'true','offset':'0'}),
+ 'failures_last_hour': '/pdb/query/v4/events?' + urllib.parse.urlencode({'query': json.dumps(["and", ["=", "status", "failure"], [">", "timestamp", "2026-01-15T11:00:00.000Z"], ["<=", "timestamp", "2026-01-15T12:00:00.000Z"]]), 'order_by': json.dumps([{"field":"timestamp","order":"desc"}]), 'limit':'100'}),
  'regex': '/pdb/query/v4/events?' + urllib.parse.urlencode({'query': json.dumps(["~","resource_title","^/etc/nginx/"]), 'order_by': json.dumps([{"field":"timestamp","order":"desc"}]), 'limit':'1000'}),
 }
 ports = [int(p) for p in sys.argv[1].split(',')]
 n = int(sys.argv[2])
-only = sys.argv[3].split(',') if len(sys.argv) > 3 else list(paths)
+only = sys.argv[3].split(',') if len(sys.argv) > 3 else ['reports_page_first', 'regex']
 conns = {p: http.client.HTTPConnection('127.0.0.1', p) for p in ports}
 for name in only:
     res = {p: [] for p in ports}
