@@ -1,12 +1,10 @@
 package postgres
 
 import (
-	"net"
 	"net/url"
 	"os"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -22,7 +20,7 @@ import (
 // 6.1 ms, 100 requests interleaved). A URL that asks for TLS gets it.
 func parseConfig(connString string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
-	if err != nil || sslSet(connString) || sslEnv() || !loopback(cfg.ConnConfig.Config) {
+	if err != nil || sslSet(connString) || sslEnv() || !configOnThisHost(&cfg.ConnConfig.Config) {
 		return cfg, err
 	}
 	return pgxpool.ParseConfig(withSSLMode(connString, "allow"))
@@ -77,26 +75,4 @@ func withSSLMode(connString, mode string) string {
 		return "sslmode=" + mode
 	}
 	return connString + " sslmode=" + mode
-}
-
-// loopback reports whether every host the configuration connects to (its
-// own and its fallbacks') is on this machine.
-func loopback(c pgconn.Config) bool {
-	if !loopbackHost(c.Host) {
-		return false
-	}
-	for _, f := range c.Fallbacks {
-		if !loopbackHost(f.Host) {
-			return false
-		}
-	}
-	return true
-}
-
-func loopbackHost(h string) bool {
-	if strings.HasPrefix(h, "/") || h == "localhost" {
-		return true // a Unix socket's directory, or the loopback name
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }

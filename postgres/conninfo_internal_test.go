@@ -67,7 +67,7 @@ func TestLoopbackConnectionIsPlain(t *testing.T) {
 	q := u.Query()
 	q.Del("sslmode")
 	u.RawQuery = q.Encode()
-	if !loopbackHost(u.Hostname()) {
+	if !localHost(u.Hostname()) {
 		t.Fatalf("the test database %s is not on this machine (REPORTDB_TEST_POSTGRES): this test needs one that is", u.Host)
 	}
 	ssl := func(conn string) (bool, string) {

@@ -16,12 +16,17 @@ func OnThisHost(url string) bool {
 	if err != nil {
 		return false
 	}
-	hosts := []string{cfg.Host}
-	for _, f := range cfg.Fallbacks {
-		hosts = append(hosts, f.Host)
+	return configOnThisHost(cfg)
+}
+
+// configOnThisHost tells whether every server of a parsed configuration
+// (its host and fallbacks) is on this machine.
+func configOnThisHost(cfg *pgconn.Config) bool {
+	if !localHost(cfg.Host) {
+		return false
 	}
-	for _, h := range hosts {
-		if !localHost(h) {
+	for _, f := range cfg.Fallbacks {
+		if !localHost(f.Host) {
 			return false
 		}
 	}
