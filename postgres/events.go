@@ -178,7 +178,7 @@ func decodeEventRecord(rec []byte, e *reportdb.Event, opt *[5]string, line *int6
 			*line = int64(int32(binary.BigEndian.Uint32(v)))
 			e.Line = line
 		case 10:
-			p, err := borrowTextArray(v, (*path)[:0])
+			p, err := appendTextArray(v, (*path)[:0], borrow)
 			if err != nil {
 				return err // errNotDecoded: a multi-dimensional path
 			}
@@ -202,27 +202,3 @@ func decodeEventRecord(rec []byte, e *reportdb.Event, opt *[5]string, line *int6
 // is valid only while v is, and v must not change meanwhile (a value of
 // the driver's row, rendered before the row moves on).
 func borrow(v []byte) string { return unsafe.String(unsafe.SliceData(v), len(v)) }
-
-// borrowTextArray is decodeTextArray into dst (appended to), its elements
-// borrowed from raw (borrow); an empty, non-nil slice for an array of no
-// dimension.
-func borrowTextArray(raw []byte, dst []string) ([]string, error) {
-	n, pos, err := arrayHeader(raw)
-	switch {
-	case errors.Is(err, errNotDecoded):
-		return nil, err
-	case err != nil:
-		return nil, fmt.Errorf("malformed text[] of %d bytes: %w", len(raw), err)
-	}
-	if dst == nil {
-		dst = []string{}
-	}
-	for i := 0; i < n; i++ {
-		var v []byte
-		if v, pos, err = arrayElement(raw, pos); err != nil {
-			return nil, fmt.Errorf("malformed text[] of %d bytes: %w", len(raw), err)
-		}
-		dst = append(dst, borrow(v)) // NULL: ""
-	}
-	return dst, nil
-}

@@ -513,7 +513,19 @@ func fixedSize(name string, size int, conv func(raw []byte) any) decoder {
 // (arrayHeader, arrayElement) into []string, NULL elements as "" (as
 // pgRows did with pgx's []any).
 func decodeTextArray(raw []byte) (any, error) {
-	bad := func(err error) (any, error) {
+	out, err := appendTextArray(raw, nil, func(v []byte) string { return string(v) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// appendTextArray appends the elements of a one-dimensional text[] in
+// binary format to dst, each made a string by conv (NULL elements are
+// nil bytes), and returns it: an empty, non-nil slice for an array of
+// no element or dimension. More dimensions are errNotDecoded.
+func appendTextArray(raw []byte, dst []string, conv func([]byte) string) ([]string, error) {
+	bad := func(err error) ([]string, error) {
 		return nil, fmt.Errorf("malformed text[] of %d bytes: %w", len(raw), err)
 	}
 	n, pos, err := arrayHeader(raw)
@@ -522,20 +534,18 @@ func decodeTextArray(raw []byte) (any, error) {
 		return nil, err
 	case err != nil:
 		return bad(err)
-	case n < 0:
-		return []string{}, nil
 	}
-	out := make([]string, n)
-	for i := range out {
+	if dst == nil {
+		dst = make([]string, 0, max(n, 0))
+	}
+	for i := 0; i < n; i++ {
 		var v []byte
 		if v, pos, err = arrayElement(raw, pos); err != nil {
 			return bad(err)
 		}
-		if v != nil { // else NULL
-			out[i] = string(v)
-		}
+		dst = append(dst, conv(v)) // NULL: conv(nil), ""
 	}
-	return out, nil
+	return dst, nil
 }
 
 // arrayHeader reads the header of an array in binary format (ndim,
