@@ -216,5 +216,22 @@ func (b *builder) narrowCond(p *query.Plan, u uses) string {
 	if !n.Desc {
 		cmp = " <= "
 	}
-	return col + cmp + b.arg(n.Bound) + " AND " + ids(op, arg)
+	cond := col + cmp + b.arg(n.Bound) + " AND " + ids(op, arg)
+	if b.sensitive {
+		// Planned with its values (a range or a regular expression in
+		// the filter: see Built.ValueSensitive), a two-sided range of ids
+		// is estimated right, and the plan opens the head's days alone,
+		// not also the empty ones made ahead of today: at 1,000 nodes the
+		// title regex's head planned in 0.5 ms instead of 0.95 and ran in
+		// 3.9 instead of 4.6 (EXPLAIN ANALYZE, six runs each). A report
+		// stored in a later day after the days' spans were read is not
+		// answered, as if it had come a moment later (as with
+		// BoundReportIDs).
+		if n.Desc {
+			cond += " AND " + ids("<", b.arg(n.Hi))
+		} else {
+			cond += " AND " + ids(">=", b.arg(n.Lo))
+		}
+	}
+	return cond
 }

@@ -185,6 +185,44 @@ func TestNarrowedEvents(t *testing.T) {
 		!strings.Contains(b.SQL, "r.id >= $") {
 		t.Errorf("head: %s", b.SQL)
 	}
+	// a regular expression is planned with its values (ValueSensitive):
+	// the head's days are bounded on both sides, so that the plan opens
+	// their partitions alone; a statement planned generically keeps one
+	// side (see narrowID)
+	hi := sqlgen.Narrow{Column: "timestamp", Desc: true, Bound: 1736323200000, Lo: 7 << 32, Hi: 9 << 32}
+	if b, err = sqlgen.Select(postgres.Dialect{}, p, sqlgen.Narrowed(hi)); err != nil {
+		t.Fatal(err)
+	}
+	lo, up := "", ""
+	for i, a := range b.Args {
+		switch a {
+		case int64(7 << 32):
+			lo = postgres.Dialect{}.Placeholder(i + 1)
+		case int64(9 << 32):
+			up = postgres.Dialect{}.Placeholder(i + 1)
+		}
+	}
+	if !b.ValueSensitive || lo == "" || up == "" ||
+		!strings.Contains(b.SQL, "e.report_id >= "+lo+" AND r.id >= "+lo+" AND e.report_id < "+up+" AND r.id < "+up) {
+		t.Errorf("sensitive head: sensitive %v, args %v: %s", b.ValueSensitive, b.Args, b.SQL)
+	}
+	asc := hi
+	asc.Desc = false
+	pa := eventsPlan(`["~","resource_title","^/etc/nginx/"]`, []query.OrderSpec{{Field: "timestamp"}}, 1000)
+	if b, err = sqlgen.Select(postgres.Dialect{}, pa, sqlgen.Narrowed(asc)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.SQL, "e.timestamp <= $") || !strings.Contains(b.SQL, "e.report_id < $") ||
+		!strings.Contains(b.SQL, "e.report_id >= $") {
+		t.Errorf("sensitive ascending head: %s", b.SQL)
+	}
+	pc := eventsPlan(`["=","certname","a.example.com"]`, desc, 10)
+	if b, err = sqlgen.Select(postgres.Dialect{}, pc, sqlgen.Narrowed(hi)); err != nil {
+		t.Fatal(err)
+	}
+	if b.ValueSensitive || !strings.Contains(b.SQL, "e.report_id >= $") || strings.Contains(b.SQL, "report_id < $") {
+		t.Errorf("generic head: sensitive %v: %s", b.ValueSensitive, b.SQL)
+	}
 	w.Rest = true
 	b, err = sqlgen.Select(postgres.Dialect{}, p, sqlgen.Narrowed(w))
 	if err != nil {
