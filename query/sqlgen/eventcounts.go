@@ -135,21 +135,30 @@ var storedCount = map[string]string{"failures": "r.ev_failure", "skips": "r.ev_s
 // most once per node. Nodes without any event in the matching reports
 // have no row, as when counting events.
 func (b *builder) eventCountsFromReports(p *query.CountsPlan, paging bool) (string, error) {
+	where := " WHERE r.ev_total > 0"
+	filter, from := p.ReportFilter, schema[query.ReportsTable].from
+	perNode := false
+	if rest, copies, ok := b.latestReportsFilter(filter, query.ReportsTable, "id"); ok {
+		// the nodes' latest reports: their copies (see onLatestReports),
+		// one row per node, so that each row is its node's counts (no
+		// grouping: at 1,000 nodes 0.29 ms instead of 0.43 for the
+		// aggregate counts, stmttime, 200 runs, twice)
+		filter, from, perNode = rest, copies, true
+	}
 	agg := func(name string) string {
-		if p.CountBy == "certname" {
+		switch {
+		case p.CountBy == "certname" && perNode:
+			return "CASE WHEN " + storedCount[name] + " > 0 THEN 1 ELSE 0 END"
+		case p.CountBy == "certname":
 			return "MAX(CASE WHEN " + storedCount[name] + " > 0 THEN 1 ELSE 0 END)"
+		case perNode:
+			return storedCount[name]
 		}
 		return "SUM(" + storedCount[name] + ")"
 	}
 	cols := []string{"r.certname AS certname"}
 	for _, c := range query.CountColumns(false) {
 		cols = append(cols, agg(c)+" AS "+c)
-	}
-	where := " WHERE r.ev_total > 0"
-	filter, from := p.ReportFilter, schema[query.ReportsTable].from
-	if rest, copies, ok := b.latestReportsFilter(filter, query.ReportsTable, "id"); ok {
-		// the nodes' latest reports: their copies (see onLatestReports)
-		filter, from = rest, copies
 	}
 	if filter != nil {
 		w, err := b.expr(filter)
@@ -158,9 +167,14 @@ func (b *builder) eventCountsFromReports(p *query.CountsPlan, paging bool) (stri
 		}
 		where += " AND " + w
 	}
-	s := "SELECT " + strings.Join(cols, ", ") + " FROM " + from + where + " GROUP BY r.certname"
-	if f := p.Filter; f != nil {
-		s += " HAVING " + agg(f.Count) + " " + f.Op + " " + b.countArg(f)
+	s := "SELECT " + strings.Join(cols, ", ") + " FROM " + from + where
+	switch f := p.Filter; {
+	case perNode && f != nil:
+		s += " AND " + agg(f.Count) + " " + f.Op + " " + b.countArg(f)
+	case f != nil:
+		s += " GROUP BY r.certname HAVING " + agg(f.Count) + " " + f.Op + " " + b.countArg(f)
+	case !perNode:
+		s += " GROUP BY r.certname"
 	}
 	if paging {
 		s += b.countsOrderLimit(p)
