@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Queries of the medium mix (queries.py's reports_page_first,
 regex_resource_title and, by name, failures_last_hour with the medium
-fleet's last hour) against several servers on the same database,
+fleet's last hour, aggregate_event_counts and latest_events_by_status) against several servers on the same database,
 requests interleaved (the order reversed every other round), one
 keep-alive connection each: the median latency per server.
 
-    ab-queries.py PORT[,PORT...] N [reports_page_first,regex,failures_last_hour]
+    ab-queries.py PORT[,PORT...] N [reports_page_first,regex,failures_last_hour,
+                                    aggregate_event_counts,latest_events_by_status]
 """
 import http.client, time, statistics, sys, urllib.parse, json
 paths = {
  'reports_page_first': '/pdb/query/v4/reports?' + urllib.parse.urlencode({'order_by': json.dumps([{"field":"end_time","order":"desc"}]), 'limit':'100','include_total':'true','offset':'0'}),
  'failures_last_hour': '/pdb/query/v4/events?' + urllib.parse.urlencode({'query': json.dumps(["and", ["=", "status", "failure"], [">", "timestamp", "2026-01-15T11:00:00.000Z"], ["<=", "timestamp", "2026-01-15T12:00:00.000Z"]]), 'order_by': json.dumps([{"field":"timestamp","order":"desc"}]), 'limit':'100'}),
+ 'aggregate_event_counts': '/pdb/query/v4/aggregate-event-counts?' + urllib.parse.urlencode({'query': json.dumps(["=", "latest_report?", True]), 'summarize_by': 'certname'}),
+ 'latest_events_by_status': '/pdb/query/v4/events?' + urllib.parse.urlencode({'query': json.dumps(["extract", [["function", "count"], "status"], ["=", "latest_report?", True], ["group_by", "status"]])}),
  'regex': '/pdb/query/v4/events?' + urllib.parse.urlencode({'query': json.dumps(["~","resource_title","^/etc/nginx/"]), 'order_by': json.dumps([{"field":"timestamp","order":"desc"}]), 'limit':'1000'}),
 }
 ports = [int(p) for p in sys.argv[1].split(',')]
