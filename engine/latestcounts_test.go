@@ -50,19 +50,6 @@ func TestLatestCountsMatchGrouped(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		reports = append(reports, randomReport(r, i, 3))
 	}
-	store := func(rs []*reportdb.Report) {
-		for len(rs) > 0 {
-			n := min(len(rs), 1+r.Intn(20))
-			batch := rs[:n]
-			if r.Intn(4) == 0 {
-				batch = append(slices.Clone(batch), batch[0])
-			}
-			if _, _, err := db.StoreReports(ctx, batch); err != nil {
-				t.Fatal(err)
-			}
-			rs = rs[n:]
-		}
-	}
 	counts := func(b engine.Backend, o *query.Options) string {
 		t.Helper()
 		p, err := query.CompileEventCounts(o, false)
@@ -142,12 +129,12 @@ func TestLatestCountsMatchGrouped(t *testing.T) {
 	}
 	first := slices.Clone(reports[:220])
 	r.Shuffle(len(first), func(i, j int) { first[i], first[j] = first[j], first[i] })
-	store(first)
+	storeInBatches(t, db, r, first, reports, 20)
 	compare("after ingest")
 	if _, err := db.DeleteReportsBefore(ctx, base+86400000+13*3600000); err != nil {
 		t.Fatal(err)
 	}
 	compare("after retention")
-	store(reports[220:])
+	storeInBatches(t, db, r, reports[220:], reports, 20)
 	compare("after more reports")
 }

@@ -271,6 +271,24 @@ func answer(t *testing.T, b engine.Backend, e *query.Entity, q any, total bool) 
 	return strings.Join(rows, "\n")
 }
 
+// storeInBatches stores rs in batches of 1 to most reports, a quarter of
+// them with a duplicate within the batch and one of a report of all
+// (stored or about to be).
+func storeInBatches(t *testing.T, db store.Backend, r *rand.Rand, rs, all []*reportdb.Report, most int) {
+	t.Helper()
+	for len(rs) > 0 {
+		n := min(len(rs), 1+r.Intn(most))
+		batch := rs[:n]
+		if r.Intn(4) == 0 { // a duplicate within the batch and of a stored one
+			batch = append(slices.Clone(batch), batch[0], all[r.Intn(len(all))])
+		}
+		if _, _, err := db.StoreReports(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+		rs = rs[n:]
+	}
+}
+
 func testRollups(t *testing.T, db rollupBackend, far int) {
 	ctx := context.Background()
 	r := rand.New(rand.NewSource(time.Now().UnixNano()))
@@ -282,19 +300,7 @@ func testRollups(t *testing.T, db rollupBackend, far int) {
 	for i := 0; i < 400; i++ {
 		reports = append(reports, randomReport(r, i, far))
 	}
-	ingest := func(rs []*reportdb.Report) {
-		for len(rs) > 0 {
-			n := min(len(rs), 1+r.Intn(25))
-			batch := rs[:n]
-			if r.Intn(4) == 0 { // a duplicate within the batch and of a stored one
-				batch = append(slices.Clone(batch), batch[0], reports[r.Intn(len(reports))])
-			}
-			if _, _, err := db.StoreReports(ctx, batch); err != nil {
-				t.Fatal(err)
-			}
-			rs = rs[n:]
-		}
-	}
+	ingest := func(rs []*reportdb.Report) { storeInBatches(t, db, r, rs, reports, 25) }
 	compare := func(step string) {
 		t.Helper()
 		covered := 0
