@@ -8,16 +8,17 @@
 #   2. the state of the tables the latest reports' queries read
 #      (latest_reports, certnames: live and dead rows, pages) and the
 #      plan of pql_latest_failed_reports' statement, on both databases;
-#   3. the 14 d / 1 d ratio, queries.py -k 20, ROUNDS rounds (3; windows
+#   3. the 14 d / 1 d ratio, queries.py -k K (20), ROUNDS rounds (3; windows
 #      alternated), the concurrent phase in the first;
 #   4. unless SKIP_SUSTAINED=1: sustained ingest (10k-stop28/sustained.sh),
 #      ROUNDS4 rounds (2), days MONTH-DAY.. (02-11..).
-#   go.sh BINARY   (SKIP_IMPORT=1 keeps the databases)
+#   go.sh BINARY   (SKIP_IMPORT=1 keeps the databases; RESULTS: the results
+#                   directory, /work/data-10k/results-stop31)
 set -u
 [[ -x "${1:-}" ]] || { echo "usage: $0 BINARY" >&2; exit 2; }
 B=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 cd "$(dirname "$0")/../../.."
-D=/work/data-10k; R=$D/results-stop31; mkdir -p $R
+D=/work/data-10k; R=${RESULTS:-$D/results-stop31}; mkdir -p $R
 PG=postgres://postgres@127.0.0.1:5432
 psql -qAt $PG/postgres -c "SELECT name || ' = ' || setting || coalesce(' ' || unit, '') FROM pg_settings
   WHERE name IN ('shared_buffers', 'max_wal_size', 'checkpoint_timeout', 'autovacuum', 'synchronous_commit', 'ssl') ORDER BY 1" > $R/settings.txt
@@ -37,7 +38,7 @@ for db in s10k_1d s10k_14d; do
       FROM latest_reports r WHERE r.type = 'agent' AND r.status = 'failed' ORDER BY r.certname"
   } >> $R/latest-tables.txt 2>&1
 done
-scripts/days-10k.sh $R ratio $B "1 14" 20 ${ROUNDS:-3} 30 1
+scripts/days-10k.sh $R ratio $B "1 14" ${K:-20} ${ROUNDS:-3} 30 1
 if [[ -z "${SKIP_SUSTAINED:-}" ]]; then
   MONTH=${MONTH:-02}; DAY=${DAY:-11}; N=${ROUNDS4:-2}
   R=$R/sustained MONTH=$MONTH DAY=$DAY ROUNDS=$N DB14=s10k_14d docs/scaling/10k-stop28/sustained.sh $B
