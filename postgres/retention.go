@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -53,7 +54,8 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 	}
 	for {
 		var n int64
-		if err := conn.QueryRow(ctx, `WITH gone AS (DELETE FROM reports WHERE id IN
+		if err := retryTransient(ctx, func() error {
+			return conn.QueryRow(ctx, `WITH gone AS (DELETE FROM reports WHERE id IN
 		    (SELECT id FROM reports WHERE producer_timestamp < $1 LIMIT $2)
 		  RETURNING id, certname, producer_timestamp, type, environment, status, noop, noop_pending, cached_catalog_status),
 		cn AS (UPDATE certnames SET latest_report_id = NULL WHERE latest_report_id IN (SELECT id FROM gone)),
@@ -66,7 +68,8 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		er AS (`+sqlgen.EventRollupDelta(`(SELECT ev.timestamp, ev.status, ev.resource_type, g.environment
 		  FROM ev JOIN gone g ON g.id = ev.report_id)`, -1)+`),
 		fr AS (`+sqlgen.FailureRollupDelta("ev", -1)+`)
-		SELECT count(*) FROM gone`, cutoff, retentionBatch).Scan(&n); err != nil {
+		SELECT count(*) FROM gone`, cutoff, retentionBatch).Scan(&n)
+		}); err != nil {
 			return deleted, err
 		}
 		deleted += n
@@ -93,6 +96,26 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		return deleted, err
 	}
 	return deleted, nil
+}
+
+// retryTransient runs fn, a statement in its own transaction, again
+// (twice at most) when it fails with a deadlock or serialization failure:
+// the batch delete above locks reports, certnames and latest_reports rows
+// in no particular order, and an ingest batch storing a duplicate of a
+// report being deleted waits for it while holding its node's certname
+// row, which PostgreSQL breaks by failing one of them; the failed
+// statement changed nothing.
+func retryTransient(ctx context.Context, fn func() error) error {
+	err := fn()
+	for attempt := 0; attempt < 2 && isTransient(err); attempt++ {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt+1) * 10 * time.Millisecond):
+		}
+		err = fn()
+	}
+	return err
 }
 
 // dropExpiredPartitions detaches and drops the day partitions entirely
