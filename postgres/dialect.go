@@ -128,6 +128,10 @@ const TitleKeyFunc = "title_key"
 // Rollups implements sqlgen.RollupDialect: migration 0002 keeps them.
 func (Dialect) Rollups() bool { return true }
 
+// LatestRollup implements sqlgen.LatestRollupDialect: migration 0018's
+// triggers keep latest_rollup with latest_reports.
+func (Dialect) LatestRollup() bool { return true }
+
 // Lateral: PostgreSQL joins LATERAL (see sqlgen's stored status counts).
 func (Dialect) Lateral() bool { return true }
 

@@ -73,8 +73,8 @@ func TestMergePlanWithoutNestedLoops(t *testing.T) {
 			if merged {
 				m = "true"
 			}
-			if _, err := conn.Exec(ctx, `INSERT INTO `+tab+` (width, bucket, `+rt.Dims()+`, n, merged)
-				SELECT 3600000, `+bucket+`, `+strings.Join(vals, ", ")+`, 1, `+m+`
+			if _, err := conn.Exec(ctx, `INSERT INTO `+tab+` (width, bucket, `+rt.Dims()+`, `+rt.List(", ", nil)+`, merged)
+				SELECT 3600000, `+bucket+`, `+strings.Join(vals, ", ")+`, `+rt.List(", ", func(string) string { return "1" })+`, `+m+`
 				FROM generate_series(1, `+rows+`) g`); err != nil {
 				t.Fatalf("%s: %v", rt.Table, err)
 			}

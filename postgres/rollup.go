@@ -80,16 +80,21 @@ func mergeStatements(t sqlgen.RollupTable) (merge, zero string) {
 	// d: the deltas, s: their sums per combination, u: the merged rows
 	// the sums are added to; the sums of combinations without one are
 	// inserted; the statement returns how many merged rows came to zero
+	sums := t.List(", ", func(c string) string { return "sum(" + c + ") AS " + c })
+	add := t.List(", ", func(c string) string { return c + " = m." + c + " + s." + c })
+	sCols := t.List(", ", func(c string) string { return "s." + c })
+	nonZero := t.List(" OR ", func(c string) string { return "s." + c + " <> 0" })
+	zeroCond := t.List(" AND ", func(c string) string { return c + " = 0" })
 	merge = `WITH d AS (DELETE FROM ` + tab + ` WHERE width = $1 AND bucket = $2 AND NOT merged RETURNING *),
-			s AS (SELECT ` + dims + `, sum(n) AS n FROM d GROUP BY ` + dims + `),
-			u AS (UPDATE ` + tab + ` m SET n = m.n + s.n FROM s
+			s AS (SELECT ` + dims + `, ` + sums + ` FROM d GROUP BY ` + dims + `),
+			u AS (UPDATE ` + tab + ` m SET ` + add + ` FROM s
 				WHERE m.width = $1 AND m.bucket = $2 AND m.merged AND ` + t.SameDims("m", "s") + `
 				RETURNING m.*),
-			i AS (INSERT INTO ` + tab + ` (width, bucket, ` + dims + `, n, merged)
-				SELECT $1, $2, ` + sDims + `, s.n, true FROM s
-				WHERE s.n <> 0 AND NOT EXISTS (SELECT 1 FROM u WHERE ` + t.SameDims("u", "s") + `))
-			SELECT count(*) FROM u WHERE n = 0`
-	zero = `DELETE FROM ` + tab + ` WHERE width = $1 AND bucket = $2 AND merged AND n = 0`
+			i AS (INSERT INTO ` + tab + ` (width, bucket, ` + dims + `, ` + t.List(", ", nil) + `, merged)
+				SELECT $1, $2, ` + sDims + `, ` + sCols + `, true FROM s
+				WHERE (` + nonZero + `) AND NOT EXISTS (SELECT 1 FROM u WHERE ` + t.SameDims("u", "s") + `))
+			SELECT count(*) FROM u WHERE ` + zeroCond
+	zero = `DELETE FROM ` + tab + ` WHERE width = $1 AND bucket = $2 AND merged AND ` + zeroCond
 	return merge, zero
 }
 

@@ -87,3 +87,7 @@ func (Dialect) TitleKey() string { return "" }
 
 // Rollups implements sqlgen.RollupDialect: migration 0003 keeps them.
 func (Dialect) Rollups() bool { return true }
+
+// LatestRollup implements sqlgen.LatestRollupDialect: migration 0008's
+// triggers keep latest_rollup with certnames' latest_report_id.
+func (Dialect) LatestRollup() bool { return true }

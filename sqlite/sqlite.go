@@ -274,12 +274,14 @@ func (db *DB) CompactRollups(ctx context.Context) (total int, err error) {
 				continue
 			}
 			dirty := "(width, bucket) IN (SELECT DISTINCT width, bucket FROM " + t.Table + " WHERE merged = 0)"
+			sums := t.List(", ", func(c string) string { return "SUM(" + c + ") AS " + c })
+			nonZero := t.List(" OR ", func(c string) string { return c + " <> 0" })
 			for _, q := range []string{
-				"CREATE TEMP TABLE rollup_merge AS SELECT width, bucket, " + t.Dims() + ", SUM(n) AS n FROM " + t.Table +
+				"CREATE TEMP TABLE rollup_merge AS SELECT width, bucket, " + t.Dims() + ", " + sums + " FROM " + t.Table +
 					" WHERE " + dirty + " GROUP BY width, bucket, " + t.Dims(),
 				"DELETE FROM " + t.Table + " WHERE " + dirty,
-				"INSERT INTO " + t.Table + " (width, bucket, " + t.Dims() + ", n, merged) SELECT width, bucket, " +
-					t.Dims() + ", n, 1 FROM rollup_merge WHERE n <> 0",
+				"INSERT INTO " + t.Table + " (width, bucket, " + t.Dims() + ", " + t.List(", ", nil) + ", merged) SELECT width, bucket, " +
+					t.Dims() + ", " + t.List(", ", nil) + ", 1 FROM rollup_merge WHERE " + nonZero,
 				"DROP TABLE rollup_merge",
 			} {
 				if _, err := tx.ExecContext(ctx, q); err != nil {

@@ -49,6 +49,20 @@ func EventCountsTotal(d Dialect, p *query.CountsPlan) (*Built, error) {
 // how many subjects there are.
 func Aggregate(d Dialect, p *query.CountsPlan) (*Built, error) {
 	b := &builder{d: d}
+	if p.FromReports && p.SummarizeBy == "certname" && p.Filter == nil && !p.Corrective {
+		// every node's latest report (of a type, environment, status):
+		// the numbers of nodes with each count above zero are kept at
+		// write time (whether counted by resource or by certname, a
+		// node's count is above zero when its report has such an event)
+		if rest, ok := b.latestRollupFilter(p.ReportFilter, query.ReportsTable, "id"); ok {
+			measures := append(query.CountColumns(false), "nodes")
+			sums, err := b.latestSums(rest, measures)
+			if err != nil {
+				return nil, err
+			}
+			return b.built("SELECT t."+strings.Join(measures, ", t.")+" FROM ("+sums+") t", nil), nil
+		}
+	}
 	s, err := b.eventCounts(p, false)
 	if err != nil {
 		return nil, err

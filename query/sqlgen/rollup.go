@@ -258,10 +258,14 @@ func conjuncts(x query.Expr) []query.Expr {
 }
 
 // dimsOnly reports whether x reads nothing but the rollup's dimensions.
-func dimsOnly(def rollupDef, x query.Expr) bool {
+func dimsOnly(def rollupDef, x query.Expr) bool { return onlyFields(x, def.dim) }
+
+// onlyFields reports whether x is made of comparisons, matches and tests
+// of fields keep reports true of (and constants).
+func onlyFields(x query.Expr, keep func(*query.Field) bool) bool {
 	all := func(xs []query.Expr) bool {
 		for _, a := range xs {
-			if !dimsOnly(def, a) {
+			if !onlyFields(a, keep) {
 				return false
 			}
 		}
@@ -273,15 +277,15 @@ func dimsOnly(def rollupDef, x query.Expr) bool {
 	case query.Or:
 		return all(x.Args)
 	case query.Not:
-		return dimsOnly(def, x.X)
+		return onlyFields(x.X, keep)
 	case query.Cmp:
-		return def.dim(x.Field)
+		return keep(x.Field)
 	case query.Match:
-		return def.dim(x.Field)
+		return keep(x.Field)
 	case query.IsNull:
-		return def.dim(x.Field)
+		return keep(x.Field)
 	case query.InValues:
-		return def.dim(x.Field)
+		return keep(x.Field)
 	case query.Const:
 		return true
 	}
@@ -631,6 +635,29 @@ type RollupTable struct {
 	// Nullable are the dimension columns that may hold NULL (matched with
 	// IS NOT DISTINCT FROM, the others with =, which a hash join can use)
 	Nullable []string
+	// Values are the summed columns (n when nil)
+	Values []string
+}
+
+// Sums returns the summed columns.
+func (t RollupTable) Sums() []string {
+	if len(t.Values) == 0 {
+		return []string{"n"}
+	}
+	return t.Values
+}
+
+// List renders the summed columns as a list, each column c as
+// fmt(c) (c itself when fmt is nil), separated by sep.
+func (t RollupTable) List(sep string, fmt func(c string) string) string {
+	parts := make([]string, len(t.Sums()))
+	for i, c := range t.Sums() {
+		if fmt != nil {
+			c = fmt(c)
+		}
+		parts[i] = c
+	}
+	return strings.Join(parts, sep)
 }
 
 // SameDims renders the condition that rows a and b (aliases) have the same
@@ -660,4 +687,5 @@ var RollupTables = []RollupTable{
 	rollupTable(eventRollup.table, eventRollup.dims),
 	rollupTable(failureRollup.table, failureRollup.dims),
 	rollupTable("distinct_rollup", []string{"status", "resource_type", "resource_title"}),
+	{Table: LatestRollupTable, Cols: latestDims, Nullable: []string{"status"}, Values: LatestSums},
 }

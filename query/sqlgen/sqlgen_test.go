@@ -71,8 +71,10 @@ func TestLatestReportsCopy(t *testing.T) {
 		{query.Reports, `["or",["=","latest_report?",true],["=","status","failed"]]`, "", ""},
 		{query.Reports, `["not",["=","latest_report?",true]]`, "", ""},
 		{query.Reports, `["=","status","failed"]`, "", ""},
-		// counted by status from the counts stored with the copies (statuscounts.go)
-		{query.Events, `["extract",[["function","count"],"status"],["=","latest_report?",true],["group_by","status"]]`, reads + ")", ""},
+		// counted by status from latest_rollup, the copies read for the
+		// events of other statuses only when there are any (statuscounts.go)
+		{query.Events, `["extract",[["function","count"],"status"],["=","latest_report?",true],["group_by","status"]]`,
+			reads + " WHERE (SELECT t.others FROM t) > 0", ""},
 		{query.Events, `["extract",[["function","count"],"resource_type"],["=","latest_report?",true],["group_by","resource_type"]]`, lateral, ""},
 		{query.Events, `["and",["=","latest_report?",true],["=","certname","a"]]`, lateral, ""},
 		{query.Events, `["and",["=","latest_report?",true],["=","status","failure"]]`, lateral, ""},
@@ -182,5 +184,73 @@ func TestCountWrapsRows(t *testing.T) {
 	}
 	if len(b.Args) != 1 || b.Args[0] != "a" {
 		t.Errorf("count args: %v", b.Args)
+	}
+}
+
+// TestLatestRollupCovers: the events of the nodes' latest reports counted
+// by status, their total, and the aggregate counts summarised by certname
+// are read from latest_rollup on both databases when the rest of the
+// filter tests only its dimensions (the report's environment); any other
+// shape is not.
+func TestLatestRollupCovers(t *testing.T) {
+	const rollup = "FROM latest_rollup r"
+	byStatus := func(filter string) string {
+		return `["extract",[["function","count"],"status"],` + filter + `,["group_by","status"]]`
+	}
+	latest := `["=","latest_report?",true]`
+	for _, c := range []struct {
+		q    string
+		want bool
+	}{
+		{byStatus(latest), true},
+		{`["extract",[["function","count"]],` + latest + `]`, true},
+		{byStatus(`["and",` + latest + `,["=","environment","qa"]]`), true},
+		{byStatus(`["and",["not",["~","environment","^pr"]],` + latest + `]`), true},
+		{byStatus(`["and",` + latest + `,["=","certname","a"]]`), false},
+		{byStatus(`["and",` + latest + `,["=","report","x"]]`), false},
+		{byStatus(`["=","latest_report?",false]`), false},
+		{byStatus(`["or",` + latest + `,["=","environment","qa"]]`), false},
+		{byStatus(`["=","environment","qa"]`), false},
+	} {
+		for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
+			b, err := sqlgen.Select(d, plan(t, query.Events, c.q))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(b.SQL, rollup); got != c.want {
+				t.Errorf("%T %s: reads latest_rollup = %v, want %v\n%s", d, c.q, got, c.want, b.SQL)
+			}
+		}
+	}
+	for _, c := range []struct {
+		q, countsFilter string
+		corrective      bool
+		want            bool
+	}{
+		{latest, "", false, true},
+		{`["and",` + latest + `,["=","environment","qa"]]`, "", false, true},
+		{`["and",` + latest + `,["=","certname","a"]]`, "", false, false},
+		{latest, `[">","failures",0]`, false, false},
+		{latest, "", true, false},
+		{`["=","environment","qa"]`, "", false, false},
+	} {
+		o := &query.Options{SummarizeBy: "certname", Query: testcorpus.JSON(t, c.q)}
+		if c.countsFilter != "" {
+			o.CountsFilter = testcorpus.JSON(t, c.countsFilter)
+		}
+		ap, err := query.CompileAggregate(o, c.corrective)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
+			b, err := sqlgen.Aggregate(d, ap.Pieces[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(b.SQL, rollup); got != c.want {
+				t.Errorf("%T aggregate %s counts_filter %s corrective %v: reads latest_rollup = %v, want %v\n%s",
+					d, c.q, c.countsFilter, c.corrective, got, c.want, b.SQL)
+			}
+		}
 	}
 }
