@@ -31,6 +31,8 @@ type noCopies struct{ sqlgen.Dialect }
 
 func (noCopies) LatestReports() string { return "" }
 func (noCopies) LatestRollup() bool    { return false }
+func (noCopies) Rollups() bool         { return true }
+func (d noCopies) Lateral() bool       { return lateral(d.Dialect) }
 
 func (w withoutCopies) Dialect() sqlgen.Dialect { return noCopies{w.Backend.Dialect()} }
 
@@ -41,6 +43,16 @@ type withoutLatestRollup struct{ engine.Backend }
 type noLatestRollup struct{ sqlgen.Dialect }
 
 func (noLatestRollup) LatestRollup() bool { return false }
+func (noLatestRollup) Rollups() bool      { return true }
+func (d noLatestRollup) Lateral() bool    { return lateral(d.Dialect) }
+
+// lateral reports whether d joins LATERAL (the wrappers above forward it,
+// so that the copies' and the grouped statements are the ones the
+// backend's own dialect would run without latest_rollup).
+func lateral(d sqlgen.Dialect) bool {
+	l, ok := d.(interface{ Lateral() bool })
+	return ok && l.Lateral()
+}
 
 func (w withoutLatestRollup) Dialect() sqlgen.Dialect { return noLatestRollup{w.Backend.Dialect()} }
 

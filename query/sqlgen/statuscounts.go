@@ -149,6 +149,12 @@ func (b *builder) statusCountsFromReports(p *query.Plan) (string, []OutCol, bool
 			rest = where + " AND (SELECT t.others FROM t) > 0 AND " + other
 		}
 		others = "(SELECT r.id FROM " + from + rest + ") o JOIN resource_events e ON e.report_id = o.id"
+		if ld, ok := b.d.(lateralDialect); ok && ld.Lateral() {
+			// each report's events probed by id, whatever the planner
+			// estimates of the gated reports
+			others = "(SELECT r.id FROM " + from + rest + ") o" +
+				" CROSS JOIN LATERAL (SELECT e.status FROM resource_events e WHERE e.report_id = o.id OFFSET 0) e"
+		}
 	} else if ld, ok := b.d.(lateralDialect); ok && ld.Lateral() {
 		// the same pass over the reports collects the ids of those with
 		// another status (an array, mostly empty), instead of a second
