@@ -145,13 +145,13 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 	if err := db.ensurePartitions(ctx, reports); err != nil {
 		return nil, nil, err
 	}
-	outcomes, err := db.storeBatch(ctx, reports)
-	for attempt := 0; attempt < 3 && isTransient(err); attempt++ {
-		// deadlock or serialization failure against another writer: the
-		// statement was rolled back as a whole, run it again
-		time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
+	// a deadlock or serialization failure against another writer rolled
+	// the statement back as a whole: run it again
+	var outcomes []reportdb.Outcome
+	err := retryTransient(ctx, 3, func() (err error) {
 		outcomes, err = db.storeBatch(ctx, reports)
-	}
+		return err
+	})
 	if isNoPartition(err) {
 		// another instance's retention dropped a partition this instance
 		// believed in: forget what we know and create what is missing

@@ -54,7 +54,7 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 	}
 	for {
 		var n int64
-		if err := retryTransient(ctx, func() error {
+		if err := retryTransient(ctx, 2, func() error {
 			return conn.QueryRow(ctx, `WITH gone AS (DELETE FROM reports WHERE id IN
 		    (SELECT id FROM reports WHERE producer_timestamp < $1 LIMIT $2)
 		  RETURNING id, certname, producer_timestamp, type, environment, status, noop, noop_pending, cached_catalog_status),
@@ -98,16 +98,17 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 	return deleted, nil
 }
 
-// retryTransient runs fn, a statement in its own transaction, again
-// (twice at most) when it fails with a deadlock or serialization failure:
-// the batch delete above locks reports, certnames and latest_reports rows
-// in no particular order, and an ingest batch storing a duplicate of a
-// report being deleted waits for it while holding its node's certname
-// row, which PostgreSQL breaks by failing one of them; the failed
-// statement changed nothing.
-func retryTransient(ctx context.Context, fn func() error) error {
+// retryTransient runs fn, a statement or transaction of its own, again
+// (retries times at most, waiting 10 ms more each time) when it fails
+// with a deadlock or serialization failure: PostgreSQL rolled it back as a
+// whole, so it changed nothing. Retention's batch delete locks reports,
+// certnames and latest_reports rows in no particular order, and an ingest
+// batch storing a duplicate of a report being deleted waits for it while
+// holding its node's certname row, which PostgreSQL breaks by failing one
+// of them.
+func retryTransient(ctx context.Context, retries int, fn func() error) error {
 	err := fn()
-	for attempt := 0; attempt < 2 && isTransient(err); attempt++ {
+	for attempt := 0; attempt < retries && isTransient(err); attempt++ {
 		select {
 		case <-ctx.Done():
 			return err
@@ -120,29 +121,36 @@ func retryTransient(ctx context.Context, fn func() error) error {
 
 // dropExpiredPartitions detaches and drops the day partitions entirely
 // older than cutoff, subtracting their events from the rollups. A detach
-// left pending by an interrupted run is finalized.
+// left pending by an interrupted run is finalized, and a day table that
+// an interrupted run detached but did not drop (its transaction failed:
+// a deadlock with ingest, a lost connection, shutdown) is dropped now,
+// whatever the cutoff: its rows are no longer visible, but the rollups
+// still count them until its transaction commits.
 func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff int64) (deleted int64, err error) {
-	rows, err := conn.Query(ctx, `SELECT p.relname, c.relname, i.inhdetachpending FROM pg_inherits i
+	// the parents' partitions, and the standalone tables named as a day
+	// of theirs in their schema (detached, not dropped)
+	rows, err := conn.Query(ctx, `SELECT p.relname, c.relname, i.inhdetachpending, true FROM pg_inherits i
 		JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-		WHERE p.relname IN ('reports', 'resource_events', 'report_data') ORDER BY c.relname`)
+		WHERE p.relname IN ('reports', 'resource_events', 'report_data')
+		UNION ALL
+		SELECT p.relname, c.relname, false, false FROM pg_class p JOIN pg_class c
+		  ON c.relnamespace = p.relnamespace AND c.relname ~ ('^' || p.relname || '_[0-9]{8}$')
+		WHERE p.relname IN ('reports', 'resource_events', 'report_data') AND p.relkind = 'p'
+		  AND c.relkind = 'r' AND NOT c.relispartition
+		ORDER BY 2`)
 	if err != nil {
 		return deleted, err
 	}
-	type part struct {
-		parent, name string
-		pending      bool
-		day          int64
-	}
-	var drop []part
+	var drop []dayTable
 	var dropped []int64 // the days whose reports were dropped
 	for rows.Next() {
-		var p part
-		if err := rows.Scan(&p.parent, &p.name, &p.pending); err != nil {
+		var p dayTable
+		if err := rows.Scan(&p.parent, &p.name, &p.pending, &p.attached); err != nil {
 			rows.Close()
 			return deleted, err
 		}
 		d, ok := partitionDay(p.parent, p.name)
-		if ok && (d+1)*dayMs <= cutoff {
+		if ok && ((d+1)*dayMs <= cutoff || !p.attached) {
 			p.day = d
 			drop = append(drop, p)
 		}
@@ -168,73 +176,23 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 		delete(db.partitions, p.day)
 		db.mu.Unlock()
 		tab := pgx.Identifier{p.name}.Sanitize()
-		detach := "ALTER TABLE " + p.parent + " DETACH PARTITION " + tab + " CONCURRENTLY"
-		if p.pending {
-			detach = "ALTER TABLE " + p.parent + " DETACH PARTITION " + tab + " FINALIZE"
-		}
-		if _, err := conn.Exec(ctx, detach); err != nil {
-			return deleted, fmt.Errorf("detach partition %s: %w", p.name, err)
-		}
-		tx, err := conn.Begin(ctx)
-		if err != nil {
-			return deleted, err
-		}
-		var n int64 // the reports the partition held
-		if p.parent == "resource_events" {
-			// detached, the table takes no more rows: the deltas subtract
-			// exactly what the DROP removes
-			if _, err := tx.Exec(ctx, raiseValidFrom("(SELECT max(timestamp) FROM "+tab+")")); err != nil {
-				tx.Rollback(ctx)
-				return deleted, fmt.Errorf("distinct state of partition %s: %w", p.name, err)
+		if p.attached {
+			detach := "ALTER TABLE " + p.parent + " DETACH PARTITION " + tab + " CONCURRENTLY"
+			if p.pending {
+				detach = "ALTER TABLE " + p.parent + " DETACH PARTITION " + tab + " FINALIZE"
 			}
-			if _, err := tx.Exec(ctx, sqlgen.EventRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
-				r.environment FROM `+tab+` e JOIN reports r ON r.id = e.report_id)`, -1)); err != nil {
-				tx.Rollback(ctx)
-				return deleted, fmt.Errorf("rollups of partition %s: %w", p.name, err)
-			}
-			if _, err := tx.Exec(ctx, sqlgen.FailureRollupDelta(tab, -1)); err != nil {
-				tx.Rollback(ctx)
-				return deleted, fmt.Errorf("failure rollup of partition %s: %w", p.name, err)
-			}
-			// and its span of event timestamps (migration 0012)
-			lo, _ := idRange(p.day)
-			if _, err := tx.Exec(ctx, `DELETE FROM event_time_bounds WHERE day = $1::bigint >> 32`, lo); err != nil {
-				tx.Rollback(ctx)
-				return deleted, fmt.Errorf("event time span of partition %s: %w", p.name, err)
+			if _, err := conn.Exec(ctx, detach); err != nil {
+				return deleted, fmt.Errorf("detach partition %s: %w", p.name, err)
 			}
 		}
-		if p.parent == "reports" {
-			// the same for the day's reports; nodes whose latest report
-			// goes keep none until a newer one arrives (as in PuppetDB)
-			lo, hi := idRange(p.day)
-			if err := tx.QueryRow(ctx, "SELECT count(*) FROM "+tab).Scan(&n); err != nil {
-				tx.Rollback(ctx)
-				return deleted, fmt.Errorf("count partition %s: %w", p.name, err)
-			}
-			if _, err := tx.Exec(ctx, sqlgen.ReportRollupDelta("(SELECT * FROM "+tab+")", -1)); err != nil {
-				tx.Rollback(ctx)
-				return deleted, fmt.Errorf("rollups of partition %s: %w", p.name, err)
-			}
-			if _, err := tx.Exec(ctx, `UPDATE certnames SET latest_report_id = NULL
-				WHERE latest_report_id >= $1 AND latest_report_id < $2`, lo, hi); err != nil {
-				tx.Rollback(ctx)
-				return deleted, fmt.Errorf("latest reports of partition %s: %w", p.name, err)
-			}
-			if _, err := tx.Exec(ctx, `DELETE FROM latest_reports WHERE id >= $1 AND id < $2`, lo, hi); err != nil {
-				tx.Rollback(ctx)
-				return deleted, fmt.Errorf("latest reports of partition %s: %w", p.name, err)
-			}
-			// and its span of start and end times (migration 0015)
-			if _, err := tx.Exec(ctx, `DELETE FROM report_time_bounds WHERE day = $1::bigint >> 32`, lo); err != nil {
-				tx.Rollback(ctx)
-				return deleted, fmt.Errorf("report time span of partition %s: %w", p.name, err)
-			}
-		}
-		if _, err := tx.Exec(ctx, "DROP TABLE "+tab); err != nil {
-			tx.Rollback(ctx)
-			return deleted, fmt.Errorf("drop partition %s: %w", p.name, err)
-		}
-		if err := tx.Commit(ctx); err != nil {
+		// the transaction locks certnames and latest_reports rows, which
+		// ingest locks too: run again when PostgreSQL breaks a deadlock
+		// by failing it (it changed nothing then)
+		var n int64
+		if err := retryTransient(ctx, 2, func() (err error) {
+			n, err = dropDetached(ctx, conn, p)
+			return err
+		}); err != nil {
 			return deleted, err
 		}
 		if p.parent == "reports" {
@@ -256,6 +214,81 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 		}
 	}
 	return deleted, nil
+}
+
+// dayTable is a day table of a partitioned table: attached (a partition,
+// its detach pending when an interrupted DETACH ... CONCURRENTLY left it
+// so) or detached and not yet dropped.
+type dayTable struct {
+	parent, name      string
+	pending, attached bool
+	day               int64
+}
+
+// beforeDropCommit, when set (tests), is called before the transaction
+// that drops a detached day table commits; an error fails it.
+var beforeDropCommit func(table string) error
+
+// dropDetached subtracts the rows of p, a detached day table, from the
+// rollups (and clears nodes' latest report pointers into it) and drops
+// it, in one transaction. It returns the reports p held (reports only).
+func dropDetached(ctx context.Context, conn *pgx.Conn, p dayTable) (n int64, err error) {
+	tab := pgx.Identifier{p.name}.Sanitize()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback(context.Background())
+	if p.parent == "resource_events" {
+		// detached, the table takes no more rows: the deltas subtract
+		// exactly what the DROP removes
+		if _, err := tx.Exec(ctx, raiseValidFrom("(SELECT max(timestamp) FROM "+tab+")")); err != nil {
+			return 0, fmt.Errorf("distinct state of partition %s: %w", p.name, err)
+		}
+		if _, err := tx.Exec(ctx, sqlgen.EventRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
+			r.environment FROM `+tab+` e JOIN reports r ON r.id = e.report_id)`, -1)); err != nil {
+			return 0, fmt.Errorf("rollups of partition %s: %w", p.name, err)
+		}
+		if _, err := tx.Exec(ctx, sqlgen.FailureRollupDelta(tab, -1)); err != nil {
+			return 0, fmt.Errorf("failure rollup of partition %s: %w", p.name, err)
+		}
+		// and its span of event timestamps (migration 0012)
+		lo, _ := idRange(p.day)
+		if _, err := tx.Exec(ctx, `DELETE FROM event_time_bounds WHERE day = $1::bigint >> 32`, lo); err != nil {
+			return 0, fmt.Errorf("event time span of partition %s: %w", p.name, err)
+		}
+	}
+	if p.parent == "reports" {
+		// the same for the day's reports; nodes whose latest report
+		// goes keep none until a newer one arrives (as in PuppetDB)
+		lo, hi := idRange(p.day)
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM "+tab).Scan(&n); err != nil {
+			return 0, fmt.Errorf("count partition %s: %w", p.name, err)
+		}
+		if _, err := tx.Exec(ctx, sqlgen.ReportRollupDelta("(SELECT * FROM "+tab+")", -1)); err != nil {
+			return 0, fmt.Errorf("rollups of partition %s: %w", p.name, err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE certnames SET latest_report_id = NULL
+			WHERE latest_report_id >= $1 AND latest_report_id < $2`, lo, hi); err != nil {
+			return 0, fmt.Errorf("latest reports of partition %s: %w", p.name, err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM latest_reports WHERE id >= $1 AND id < $2`, lo, hi); err != nil {
+			return 0, fmt.Errorf("latest reports of partition %s: %w", p.name, err)
+		}
+		// and its span of start and end times (migration 0015)
+		if _, err := tx.Exec(ctx, `DELETE FROM report_time_bounds WHERE day = $1::bigint >> 32`, lo); err != nil {
+			return 0, fmt.Errorf("report time span of partition %s: %w", p.name, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, "DROP TABLE "+tab); err != nil {
+		return 0, fmt.Errorf("drop partition %s: %w", p.name, err)
+	}
+	if beforeDropCommit != nil {
+		if err := beforeDropCommit(p.name); err != nil {
+			return 0, err
+		}
+	}
+	return n, tx.Commit(ctx)
 }
 
 // raiseValidFrom renders the UPDATE that moves distinct_state.valid_from
