@@ -133,23 +133,28 @@ def report_events(rep):
         seen.add(ident)
         out.append((rtype, title, prop, name, status, t))
 
+    def add_resource(r, rtype, title, skipped_ts, events, ts_key, old_key, new_key):
+        # one resource: a skipped one is one synthetic "skipped" event at
+        # the resource's time, otherwise its events
+        f, ln = r.get("file"), r.get("line")
+        if r.get("skipped"):
+            t = parse_ts(skipped_ts)
+            add(rtype, title, None, None, "skipped", t,
+                (rtype, title, None, t, "skipped", "null", "null", None, None, f, ln))
+            return
+        for e in events:
+            t = parse_ts(e[ts_key])
+            prop, name, status = e.get("property"), e.get("name"), e["status"]
+            add(rtype, title, prop, name, status, t,
+                (rtype, title, prop, t, status, _vtext(e.get(old_key)), _vtext(e.get(new_key)),
+                 e.get("message"), name, f, ln))
+
     if "resources" in rep:  # wire v8
         certname = rep["certname"]
         st = rep.get("start_time")
         for r in rep.get("resources") or ():
-            rtype, title = r["resource_type"], r["resource_title"]
-            f, ln = r.get("file"), r.get("line")
-            if r.get("skipped"):
-                t = parse_ts(r["timestamp"])
-                add(rtype, title, None, None, "skipped", t,
-                    (rtype, title, None, t, "skipped", "null", "null", None, None, f, ln))
-                continue
-            for e in r.get("events") or ():
-                t = parse_ts(e["timestamp"])
-                prop, name, status = e.get("property"), e.get("name"), e["status"]
-                add(rtype, title, prop, name, status, t,
-                    (rtype, title, prop, t, status, _vtext(e.get("old_value")), _vtext(e.get("new_value")),
-                     e.get("message"), name, f, ln))
+            add_resource(r, r["resource_type"], r["resource_title"], r.get("timestamp"), r.get("events") or (),
+                         "timestamp", "old_value", "new_value")
     elif "resource_statuses" in rep:  # Puppet's report JSON
         certname = rep["host"]
         st = rep.get("time")
@@ -157,19 +162,8 @@ def report_events(rep):
             evs = r.get("events") or ()
             if not evs and not r.get("skipped"):
                 continue
-            rtype, title = r["resource_type"], r["title"]
-            f, ln = r.get("file"), r.get("line")
-            if r.get("skipped"):
-                t = parse_ts(r["time"])
-                add(rtype, title, None, None, "skipped", t,
-                    (rtype, title, None, t, "skipped", "null", "null", None, None, f, ln))
-                continue
-            for e in evs:
-                t = parse_ts(e["time"])
-                prop, name, status = e.get("property"), e.get("name"), e["status"]
-                add(rtype, title, prop, name, status, t,
-                    (rtype, title, prop, t, status, _vtext(e.get("previous_value")),
-                     _vtext(e.get("desired_value")), e.get("message"), name, f, ln))
+            add_resource(r, r["resource_type"], r["title"], r.get("time"), evs,
+                         "time", "previous_value", "desired_value")
     else:
         raise ValueError("neither wire v8 (resources) nor Puppet report (resource_statuses)")
     return certname, (parse_ts(st) if isinstance(st, str) else None), out
