@@ -212,6 +212,14 @@ func rollupQueries(r *rand.Rand) []struct {
 		add(e, extract([]any{count, hour, dim}, and(filter, bounds(e)), hour, dim), false)
 		add(e, and(filter, bounds(e)), true)
 	}
+	// reports counted by time and type only (report_type_rollup): reports
+	// per day, include_total of an unfiltered page
+	byType := pick[any](r, nil, nil, []any{"=", "type", "agent"}, []any{"not", []any{"=", "type", "plan"}},
+		[]any{"in", "type", []any{"array", []any{"plan"}}})
+	rday := []any{"function", "to_string", "producer_timestamp", "YYYY-MM-DD"}
+	add(query.Reports, extract([]any{count, rday}, and(byType, bounds(query.Reports)), rday), false)
+	add(query.Reports, extract([]any{"type", count}, and(byType, bounds(query.Reports)), "type"), false)
+	add(query.Reports, and(byType, bounds(query.Reports)), true)
 	// failure events per resource (failure_rollup): the dashboard's
 	// failing resources and the fleet state's hourly counts
 	failure := []any{"=", "status", "failure"}
@@ -347,8 +355,15 @@ func testRollups(t *testing.T, db rollupBackend, far int) {
 	p, _ := query.Compile(query.Reports, []any{"extract", []any{[]any{"function", "count"}}}, &query.Options{})
 	withRollup, _ := sqlgen.Select(db.Dialect(), p)
 	without, _ := sqlgen.Select(scanning{db}.Dialect(), p)
-	if !strings.Contains(withRollup.SQL, "report_rollup") || strings.Contains(without.SQL, "report_rollup") {
+	if !strings.Contains(withRollup.SQL, "report_type_rollup") || strings.Contains(without.SQL, "rollup") {
 		t.Fatalf("rollup %q / scan %q", withRollup.SQL, without.SQL)
+	}
+	// counts by a dimension report_type_rollup does not keep read report_rollup
+	p, _ = query.Compile(query.Reports, []any{"extract", []any{[]any{"function", "count"}, "status"},
+		[]any{"=", "type", "agent"}, []any{"group_by", "status"}}, &query.Options{})
+	withRollup, _ = sqlgen.Select(db.Dialect(), p)
+	if !strings.Contains(withRollup.SQL, "report_rollup") || strings.Contains(withRollup.SQL, "report_type_rollup") {
+		t.Fatalf("reports by status: %q", withRollup.SQL)
 	}
 	p, _ = query.Compile(query.Events, []any{"extract", []any{[]any{"function", "count"}, "resource_title"},
 		[]any{"=", "status", "failure"}, []any{"group_by", "resource_title"}}, &query.Options{})

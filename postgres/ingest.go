@@ -64,6 +64,8 @@ var storeStatement = `WITH input AS (
   FROM evin e
 ), rr AS (
   ` + sqlgen.ReportRollupDelta("ins", 1) + `
+), rt AS (
+  ` + sqlgen.ReportTypeRollupDelta("ins", 1) + `
 ), er AS (
   ` + sqlgen.EventRollupDelta("evin", 1) + `
 ), fr AS (

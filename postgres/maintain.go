@@ -41,7 +41,7 @@ func (db *DB) Maintain(ctx context.Context) (vacuumed []string, err error) {
 		LEFT JOIN pg_inherits i ON i.inhrelid = s.relid
 		LEFT JOIN pg_class p ON p.oid = i.inhparent
 		WHERE (s.n_ins_since_vacuum > 0 OR s.n_dead_tup > 0)
-		  AND (p.relname IN ('reports', 'resource_events', 'report_data') OR s.relname IN ('certnames', 'latest_reports', 'latest_rollup', 'report_rollup', 'event_rollup', 'failure_rollup',
+		  AND (p.relname IN ('reports', 'resource_events', 'report_data') OR s.relname IN ('certnames', 'latest_reports', 'latest_rollup', 'report_rollup', 'report_type_rollup', 'event_rollup', 'failure_rollup',
 		    'resource_latest', 'distinct_rollup', 'report_keys'))
 		ORDER BY 1`)
 	if err != nil {

@@ -25,9 +25,9 @@ func TestContract(t *testing.T) {
 	storetest.Run(t, open)
 }
 
-// TestMigrationFill: migrations 0006 and 0007, run on a database that
-// holds reports, fill failure_rollup and distinct_rollup's five-minute
-// buckets as ingest would have.
+// TestMigrationFill: migrations 0006, 0007 and 0019, run on a database
+// that holds reports, fill failure_rollup, distinct_rollup's five-minute
+// buckets and report_type_rollup as ingest would have.
 func TestMigrationFill(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
@@ -43,6 +43,7 @@ func TestMigrationFill(t *testing.T) {
 	defer conn.Close(ctx)
 	exec := func(sql string) error { _, err := conn.Exec(ctx, sql); return err }
 	storetest.RunMigrationFill(t, db, exec,
-		"DELETE FROM failure_rollup; DELETE FROM distinct_rollup WHERE width = 300000", "DROP TABLE failure_rollup",
-		"migrations/0006_failure_rollup.sql", "migrations/0007_distinct_five_minutes.sql")
+		"DELETE FROM failure_rollup; DELETE FROM distinct_rollup WHERE width = 300000; DELETE FROM report_type_rollup",
+		"DROP TABLE failure_rollup; DROP TABLE report_type_rollup",
+		"migrations/0006_failure_rollup.sql", "migrations/0007_distinct_five_minutes.sql", "migrations/0019_report_type_rollup.sql")
 }

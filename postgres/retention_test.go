@@ -48,6 +48,7 @@ func TestRetentionFinishesInterruptedDrop(t *testing.T) {
 		}
 		for _, c := range [][2]string{
 			{`SELECT count(*) FROM reports`, `SELECT COALESCE(sum(n), 0) FROM report_rollup WHERE width = 86400000`},
+			{`SELECT count(*) FROM reports`, `SELECT COALESCE(sum(n), 0) FROM report_type_rollup WHERE width = 86400000`},
 			{`SELECT count(*) FROM resource_events`, `SELECT COALESCE(sum(n), 0) FROM event_rollup WHERE width = 86400000`},
 		} {
 			if rows, rolled := count(c[0]), count(c[1]); rows != rolled {
@@ -104,8 +105,10 @@ func TestRetentionFinishesInterruptedDrop(t *testing.T) {
 	if !standalone("reports_20250302") || exists("resource_events_20250302") {
 		t.Fatal("the failed run did not leave the second day's reports detached and its events dropped")
 	}
-	if rows, rolled := count(`SELECT count(*) FROM reports`), count(`SELECT sum(n) FROM report_rollup WHERE width = 86400000`); rows != 6 || rolled != 9 {
-		t.Fatalf("after the failed run: %d reports, the rollup counts %d; want 6 and 9", rows, rolled)
+	for _, rollup := range []string{"report_rollup", "report_type_rollup"} {
+		if rows, rolled := count(`SELECT count(*) FROM reports`), count(`SELECT sum(n) FROM `+rollup+` WHERE width = 86400000`); rows != 6 || rolled != 9 {
+			t.Fatalf("after the failed run: %d reports, %s counts %d; want 6 and 9", rows, rollup, rolled)
+		}
 	}
 
 	// the next run, with a cutoff that no longer covers that day,

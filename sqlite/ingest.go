@@ -206,6 +206,10 @@ func countInRollups(ctx context.Context, tx *sql.Tx, where string, arg any, sign
 		"(SELECT * FROM reports r WHERE "+where+")", sign), arg); err != nil {
 		return fmt.Errorf("report rollup: %w", err)
 	}
+	if _, err := tx.ExecContext(ctx, sqlgen.ReportTypeRollupDelta(
+		"(SELECT * FROM reports r WHERE "+where+")", sign), arg); err != nil {
+		return fmt.Errorf("report type rollup: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, sqlgen.EventRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
 		r.environment FROM resource_events e JOIN reports r ON r.id = e.report_id WHERE `+where+`)`, sign), arg); err != nil {
 		return fmt.Errorf("event rollup: %w", err)

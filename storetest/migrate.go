@@ -20,8 +20,8 @@ import (
 // runs drop (SQL that removes what the migrations create) and the
 // migrations (files, read relative to the test's directory), and
 // compares again: the failing resources
-// (failure_rollup) and distinct_resources windows (distinct_rollup) must
-// equal the scan's, row for row. exec runs SQL on b's database.
+// (failure_rollup), distinct_resources windows (distinct_rollup) and
+// reports per day (report_type_rollup) must equal the scan's, row for row. exec runs SQL on b's database.
 func RunMigrationFill(t *testing.T, b engine.Backend, exec func(sql string) error, clear, drop string, migrations ...string) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
@@ -52,6 +52,10 @@ func RunMigrationFill(t *testing.T, b engine.Backend, exec func(sql string) erro
 	queries = append(queries, pair{"/pdb/query/v4/events",
 		`["extract",[["function","count"],"resource_title",` + hour + `],["=","status","failure"],["group_by","resource_title",` + hour + `]]`,
 		`["extract",[["function","count"],"resource_title",` + hour + `],["and",["=","status","failure"],["null?","report",false]],["group_by","resource_title",` + hour + `]]`})
+	day := `["function","to_string","producer_timestamp","YYYY-MM-DD"]`
+	queries = append(queries, pair{"/pdb/query/v4/reports",
+		`["extract",[["function","count"],` + day + `],["group_by",` + day + `]]`,
+		`["extract",[["function","count"],` + day + `],["not",["=","certname","no.such.node"]],["group_by",` + day + `]]`})
 	// distinct windows ending at the newest event (so the tables answer),
 	// starting anywhere: their edges fall inside hours and five minutes
 	var windows []url.Values

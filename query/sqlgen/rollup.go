@@ -61,8 +61,16 @@ var (
 	// keep resource_title for every status.
 	failureRollup = rollupDef{table: "failure_rollup", time: "timestamp",
 		dims: []string{"resource_type", "resource_title"}, only: &onlyValue{"status", "failure"}}
-	// rollups are the rollups of each entity, in the order they are tried
-	rollups = map[*query.Entity][]rollupDef{query.Reports: {reportRollup}, query.Events: {eventRollup, failureRollup}}
+	// reportTypeRollup counts reports per bucket and report type only: a
+	// count that filters and groups by nothing else (reports per day,
+	// include_total of an unfiltered reports page) reads a row per
+	// bucket and type, where report_rollup has one per combination of
+	// its six dimensions (16 a day on the bench fleets, so that reports
+	// per day over 14 days read 226 rows instead of 14).
+	reportTypeRollup = rollupDef{table: "report_type_rollup", time: "producer_timestamp", dims: []string{"type"}}
+	// rollups are the rollups of each entity, in the order they are tried:
+	// the smallest that covers a plan answers it
+	rollups = map[*query.Entity][]rollupDef{query.Reports: {reportTypeRollup, reportRollup}, query.Events: {eventRollup, failureRollup}}
 )
 
 // dim reports whether the rollup keeps f's value (or f is always null):
@@ -616,6 +624,11 @@ func (d rollupDef) delta(from string, sign int) string {
 // times: 1 for stored reports, -1 for deleted ones.
 func ReportRollupDelta(from string, sign int) string { return reportRollup.delta(from, sign) }
 
+// ReportTypeRollupDelta renders the INSERT of report_type_rollup deltas
+// for the reports of from, as ReportRollupDelta: every statement that
+// writes one writes the other.
+func ReportTypeRollupDelta(from string, sign int) string { return reportTypeRollup.delta(from, sign) }
+
 // EventRollupDelta renders the INSERT of event_rollup deltas for the
 // events of from (timestamp, status, resource_type, and their report's
 // environment as environment), each counted sign times.
@@ -684,6 +697,7 @@ func rollupTable(table string, cols []string, nullable ...string) RollupTable {
 // RollupTables are the rollup tables.
 var RollupTables = []RollupTable{
 	rollupTable(reportRollup.table, reportRollup.dims, "status", "noop", "noop_pending", "cached_catalog_status"),
+	rollupTable(reportTypeRollup.table, reportTypeRollup.dims),
 	rollupTable(eventRollup.table, eventRollup.dims),
 	rollupTable(failureRollup.table, failureRollup.dims),
 	rollupTable("distinct_rollup", []string{"status", "resource_type", "resource_title"}),

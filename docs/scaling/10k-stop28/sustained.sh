@@ -31,7 +31,7 @@ psql -qAt $PG/postgres -c "SELECT name || ' = ' || setting || coalesce(' ' || un
 unmerged() { # delta rows not yet merged, all rollups
   psql -qAt $PG/$1 -c "SELECT (SELECT count(*) FROM distinct_rollup WHERE NOT merged) + (SELECT count(*) FROM event_rollup WHERE NOT merged)
     + (SELECT count(*) FROM report_rollup WHERE NOT merged) + (SELECT count(*) FROM failure_rollup WHERE NOT merged)
-    + (SELECT count(*) FROM latest_rollup WHERE NOT merged)" 2>/dev/null || echo "none (no tables yet)"
+    + (SELECT count(*) FROM latest_rollup WHERE NOT merged) + (SELECT count(*) FROM report_type_rollup WHERE NOT merged)" 2>/dev/null || echo "none (no tables yet)"
 }
 session() { # session NAME DB FILE...
   local name=$1 db=$2 out=$R/$1; shift 2
