@@ -62,11 +62,7 @@ var storeStatement = `WITH input AS (
    CASE WHEN e.path IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(e.path::json)) END,
    e.containing_class, e.name, e.corrective_change
   FROM evin e
-), rr AS (
-  ` + sqlgen.ReportRollupDelta("ins", 1) + `
-), rt AS (
-  ` + sqlgen.ReportTypeRollupDelta("ins", 1) + `
-), er AS (
+), ` + sqlgen.CTEs("rr", sqlgen.ReportRollupDeltas("ins", 1)) + `, er AS (
   ` + sqlgen.EventRollupDelta("evin", 1) + `
 ), fr AS (
   ` + sqlgen.FailureRollupDelta("evin", 1) + `

@@ -64,8 +64,7 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		  RETURNING report_id, timestamp, status, resource_type, resource_title),
 		data AS (DELETE FROM report_data WHERE id IN (SELECT id FROM gone)),
 		vf AS (`+raiseValidFrom("(SELECT max(timestamp) FROM ev)")+`),
-		rr AS (`+sqlgen.ReportRollupDelta("gone", -1)+`),
-		rt AS (`+sqlgen.ReportTypeRollupDelta("gone", -1)+`),
+		`+sqlgen.CTEs("rr", sqlgen.ReportRollupDeltas("gone", -1))+`,
 		er AS (`+sqlgen.EventRollupDelta(`(SELECT ev.timestamp, ev.status, ev.resource_type, g.environment
 		  FROM ev JOIN gone g ON g.id = ev.report_id)`, -1)+`),
 		fr AS (`+sqlgen.FailureRollupDelta("ev", -1)+`)
@@ -266,11 +265,10 @@ func dropDetached(ctx context.Context, conn *pgx.Conn, p dayTable) (n int64, err
 		if err := tx.QueryRow(ctx, "SELECT count(*) FROM "+tab).Scan(&n); err != nil {
 			return 0, fmt.Errorf("count partition %s: %w", p.name, err)
 		}
-		if _, err := tx.Exec(ctx, sqlgen.ReportRollupDelta("(SELECT * FROM "+tab+")", -1)); err != nil {
-			return 0, fmt.Errorf("rollups of partition %s: %w", p.name, err)
-		}
-		if _, err := tx.Exec(ctx, sqlgen.ReportTypeRollupDelta("(SELECT * FROM "+tab+")", -1)); err != nil {
-			return 0, fmt.Errorf("rollups of partition %s: %w", p.name, err)
+		for _, delta := range sqlgen.ReportRollupDeltas("(SELECT * FROM "+tab+")", -1) {
+			if _, err := tx.Exec(ctx, delta); err != nil {
+				return 0, fmt.Errorf("rollups of partition %s: %w", p.name, err)
+			}
 		}
 		if _, err := tx.Exec(ctx, `UPDATE certnames SET latest_report_id = NULL
 			WHERE latest_report_id >= $1 AND latest_report_id < $2`, lo, hi); err != nil {

@@ -202,13 +202,10 @@ func addRollups(ctx context.Context, tx *sql.Tx, ids []int64, sign int) error {
 // reports r, with ?1 bound to arg) and their events sign times in the
 // rollups: 1 when they are stored, -1 before they are deleted.
 func countInRollups(ctx context.Context, tx *sql.Tx, where string, arg any, sign int) error {
-	if _, err := tx.ExecContext(ctx, sqlgen.ReportRollupDelta(
-		"(SELECT * FROM reports r WHERE "+where+")", sign), arg); err != nil {
-		return fmt.Errorf("report rollup: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, sqlgen.ReportTypeRollupDelta(
-		"(SELECT * FROM reports r WHERE "+where+")", sign), arg); err != nil {
-		return fmt.Errorf("report type rollup: %w", err)
+	for _, delta := range sqlgen.ReportRollupDeltas("(SELECT * FROM reports r WHERE "+where+")", sign) {
+		if _, err := tx.ExecContext(ctx, delta, arg); err != nil {
+			return fmt.Errorf("report rollup: %w", err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, sqlgen.EventRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
 		r.environment FROM resource_events e JOIN reports r ON r.id = e.report_id WHERE `+where+`)`, sign), arg); err != nil {

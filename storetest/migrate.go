@@ -19,9 +19,10 @@ import (
 // read those tables now differ from the scan's (a check on the check),
 // runs drop (SQL that removes what the migrations create) and the
 // migrations (files, read relative to the test's directory), and
-// compares again: the failing resources
-// (failure_rollup), distinct_resources windows (distinct_rollup) and
-// reports per day (report_type_rollup) must equal the scan's, row for row. exec runs SQL on b's database.
+// compares again: the failing resources (failure_rollup),
+// distinct_resources windows (distinct_rollup) and reports per day
+// (report_type_rollup) must equal the scan's, row for row. exec runs SQL
+// on b's database.
 func RunMigrationFill(t *testing.T, b engine.Backend, exec func(sql string) error, clear, drop string, migrations ...string) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)

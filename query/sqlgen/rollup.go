@@ -619,15 +619,30 @@ func (d rollupDef) delta(from string, sign int) string {
 		where + " GROUP BY " + strings.Join(groups, ", ")
 }
 
-// ReportRollupDelta renders the INSERT of report_rollup deltas that count
-// the reports of from (a table expression with the reports' columns) sign
-// times: 1 for stored reports, -1 for deleted ones.
-func ReportRollupDelta(from string, sign int) string { return reportRollup.delta(from, sign) }
+// ReportRollupDeltas renders the INSERTs of the deltas of every report
+// rollup (report_type_rollup, report_rollup) that count the reports of
+// from (a table expression with the reports' columns) sign times: 1 for
+// stored reports, -1 for deleted ones. Whatever stores or deletes reports
+// runs all of them, so that a report rollup added here is kept by every
+// writer.
+func ReportRollupDeltas(from string, sign int) []string {
+	defs := rollups[query.Reports]
+	out := make([]string, len(defs))
+	for i, def := range defs {
+		out[i] = def.delta(from, sign)
+	}
+	return out
+}
 
-// ReportTypeRollupDelta renders the INSERT of report_type_rollup deltas
-// for the reports of from, as ReportRollupDelta: every statement that
-// writes one writes the other.
-func ReportTypeRollupDelta(from string, sign int) string { return reportTypeRollup.delta(from, sign) }
+// CTEs renders statements as the data-modifying CTEs name0 AS (...),
+// name1 AS (...), ... of one statement.
+func CTEs(name string, stmts []string) string {
+	parts := make([]string, len(stmts))
+	for i, s := range stmts {
+		parts[i] = name + strconv.Itoa(i) + " AS (\n  " + s + "\n)"
+	}
+	return strings.Join(parts, ", ")
+}
 
 // EventRollupDelta renders the INSERT of event_rollup deltas for the
 // events of from (timestamp, status, resource_type, and their report's
