@@ -164,15 +164,24 @@ func (Dialect) ReportDaysSQL(column string) (string, bool) {
 	return "SELECT day << 32, (day + 1) << 32, " + lo + ", " + hi + " FROM report_time_bounds", true
 }
 
-// ReportKeysSQL implements sqlgen.ReportKeys: report_keys (migration
-// 0016) holds each report's id under the hash of each of its keys, in an
-// index by day first (migration 0017), read once per day stored (the
-// days of report_time_bounds, migration 0015) and key: a descent of the
-// index by both columns each (OFFSET 0 keeps the subquery a subquery, so
-// that the plan has that shape whatever the tables' statistics).
+// ReportKeysSQL implements sqlgen.ReportKeys: the keys of the days
+// archived (up to report_keys_merge.merged, migration 0020) are read from
+// report_keys_archive, one descent of its index by key per key whatever
+// the days kept, and those of the later days (today's, yesterday's until
+// maintenance archives it) from report_keys (migration 0016), whose index
+// leads with the day (migration 0017): a descent per such day, the days
+// of report_time_bounds (migration 0015). Both in one snapshot, so that a
+// day being archived is read from one or the other whole; an id found in
+// both is read twice (AnyID does not mind). OFFSET 0 keeps each subquery
+// a subquery, so that the plan has that shape whatever the tables'
+// statistics.
 func (Dialect) ReportKeysSQL() string {
-	return "SELECT r.id FROM report_time_bounds b, unnest($1::text[]) k(k)," +
-		" LATERAL (SELECT id FROM report_keys WHERE (id >> 32) = b.day AND key = hashtextextended(k.k, 0) OFFSET 0) r"
+	return "SELECT a.id FROM unnest($1::text[]) k(k)," +
+		" LATERAL (SELECT id FROM report_keys_archive WHERE key = hashtextextended(k.k, 0) OFFSET 0) a" +
+		" UNION ALL" +
+		" SELECT r.id FROM report_keys_merge m, report_time_bounds b, unnest($1::text[]) k(k)," +
+		" LATERAL (SELECT id FROM report_keys WHERE (id >> 32) = b.day AND key = hashtextextended(k.k, 0) OFFSET 0) r" +
+		" WHERE b.day > m.merged"
 }
 
 // AnyID implements sqlgen.ReportKeys.

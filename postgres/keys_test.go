@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,7 +61,13 @@ func TestKeyedLookupsAreExact(t *testing.T) {
 			}
 		}
 	}
-	store(all)
+	// two thirds, then the days before today archived (migration 0020),
+	// then the rest: late reports of archived days among them
+	store(all[:80])
+	if n, err := db.ArchiveKeys(ctx); err != nil || n == 0 {
+		t.Fatalf("archived %d keys: %v", n, err)
+	}
+	store(all[80:])
 	iso := func(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
 	// the hashes the server gave them
 	byStart := map[string]*report{}
@@ -177,6 +184,25 @@ func TestKeyedLookupsAreExact(t *testing.T) {
 	if n := missing(); n != 0 {
 		t.Errorf("%d reports without their keys", n)
 	}
+	// and the reports of archived days have them in the archive
+	unarchived := func() int {
+		t.Helper()
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM reports r, report_keys_merge m WHERE (r.id >> 32) <= m.merged
+			AND (NOT EXISTS (SELECT 1 FROM report_keys_archive k WHERE k.id = r.id AND k.key = hashtextextended('h' || r.hash, 0))
+			  OR NOT EXISTS (SELECT 1 FROM report_keys_archive k WHERE k.id = r.id
+			    AND k.key = hashtextextended('c' || r.certname || chr(1) || r.configuration_version, 0)))`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var archivedReports int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM reports r, report_keys_merge m WHERE (r.id >> 32) <= m.merged`).Scan(&archivedReports); err != nil || archivedReports < 40 {
+		t.Errorf("%d reports in archived days (%v), want most", archivedReports, err)
+	}
+	if n := unarchived(); n != 0 {
+		t.Errorf("%d reports of archived days without their keys in the archive", n)
+	}
 
 	// retention drops the oldest days, and their keys
 	cut := base + 3*day
@@ -195,14 +221,23 @@ func TestKeyedLookupsAreExact(t *testing.T) {
 		(time.UnixMilli(cut).UTC().Truncate(24*time.Hour).UnixMilli()/day+100000)<<32).Scan(&stale); err != nil || stale != 0 {
 		t.Errorf("%d keys of dropped days (%v)", stale, err)
 	}
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM report_keys_archive WHERE id < $1`,
+		(time.UnixMilli(cut).UTC().Truncate(24*time.Hour).UnixMilli()/day+100000)<<32).Scan(&stale); err != nil || stale != 0 {
+		t.Errorf("%d archived keys of dropped days (%v)", stale, err)
+	}
 	if n := missing(); n != 0 {
 		t.Errorf("%d reports without their keys after retention", n)
+	}
+	if n := unarchived(); n != 0 {
+		t.Errorf("%d reports of archived days without their keys in the archive after retention", n)
 	}
 	check()
 
 	// without its keys, a stored report is not found by them
 	r := all[0]
-	mustExec(t, conn, fmt.Sprintf(`DELETE FROM report_keys WHERE id = (SELECT id FROM reports WHERE hash = '%s')`, r.hash))
+	for _, tab := range []string{"report_keys", "report_keys_archive"} {
+		mustExec(t, conn, fmt.Sprintf(`DELETE FROM %s WHERE id = (SELECT id FROM reports WHERE hash = '%s')`, tab, r.hash))
+	}
 	if got := getRows(t, h, "/pdb/query/v4/reports", url.Values{"query": {fmt.Sprintf(
 		`["and",["=","certname",%q],["or",["=","hash",%q],["=","configuration_version",%q]]]`, r.certname, r.hash, r.hash)}}); len(got) != 0 {
 		t.Errorf("report %s found without its keys: the lookup did not read them", r.hash)
@@ -241,8 +276,10 @@ func TestKeyedLookupsAreExact(t *testing.T) {
 			t.Errorf("events of report %s at offset 1: %d X-Records %q %s", r.hash, rec.Code, rec.Header().Get("X-Records"), rec.Body.String())
 		}
 	}
-	mustExec(t, conn, fmt.Sprintf(`DELETE FROM report_keys WHERE id IN (SELECT id FROM reports WHERE hash IN ('%s', '%s'))`,
-		oldest.hash, newest.hash))
+	for _, tab := range []string{"report_keys", "report_keys_archive"} {
+		mustExec(t, conn, fmt.Sprintf(`DELETE FROM %s WHERE id IN (SELECT id FROM reports WHERE hash IN ('%s', '%s'))`,
+			tab, oldest.hash, newest.hash))
+	}
 	if n, m := events(oldest), events(newest); n != 0 || m != 1 {
 		t.Errorf("without their keys, events of the oldest and newest reports: %d and %d, want 0 (the keys answer) and 1 (the head)", n, m)
 	}
@@ -376,5 +413,151 @@ func TestMigration0017OnExistingData(t *testing.T) {
 	}
 	if left != 4 || old != 0 {
 		t.Errorf("after retention: %d keys, %d of them of no report; want 4, 0", left, old)
+	}
+}
+
+// TestArchiveKeysWhileIngesting: reports of past days stored while those
+// days are archived, one day after another (migration 0020: the trigger
+// reads how far archiving goes while the archiver raises it and copies),
+// are all found by their keys afterwards, by hash and by configuration
+// version, through the lookup the engine runs; and the archive holds the
+// keys of every report of the archived days.
+func TestArchiveKeysWhileIngesting(t *testing.T) {
+	u, db, h := newServer(t)
+	ctx := context.Background()
+	const day = int64(86_400_000)
+	today := time.Now().UTC().Truncate(24 * time.Hour).UnixMilli()
+	const days = 30
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 3; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				cn := fmt.Sprintf("w%d-%d.example.com", w, i%5)
+				start := today - int64(i%days+1)*day + int64(i)*1000 + int64(w)*100
+				submit(t, h, cn, timedReportBody(cn, start, start+50, start+50))
+			}
+		}(w)
+	}
+	var archived int64
+	for d := int64(days); d >= 1; d-- {
+		time.Sleep(20 * time.Millisecond)
+		n, err := postgres.ArchiveKeysThrough(ctx, db, today-d*day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		archived += n
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	conn := getConn(t, u)
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT id, hash, certname, configuration_version FROM reports ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rep struct {
+		id                        int64
+		hash, certname, cfversion string
+	}
+	reps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rep, error) {
+		var x rep
+		return x, r.Scan(&x.id, &x.hash, &x.certname, &x.cfversion)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) < 30 || archived == 0 {
+		t.Fatalf("%d reports stored, %d keys archived while storing: too few to tell", len(reps), archived)
+	}
+	for _, r := range reps {
+		for _, key := range []string{"h" + r.hash, "c" + r.certname + "\x01" + r.cfversion} {
+			rows, err := conn.Query(ctx, postgres.Dialect{}.ReportKeysSQL(), []string{key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, id := range ids {
+				found = found || id == r.id
+			}
+			if !found {
+				t.Errorf("report %d (%s) not found by key %q: ids %v", r.id, r.certname, key, ids)
+			}
+		}
+	}
+	var missing int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM report_keys k, report_keys_merge m
+		WHERE (k.id >> 32) <= m.merged AND NOT EXISTS (SELECT 1 FROM report_keys_archive a WHERE a.key = k.key AND a.id = k.id)`).Scan(&missing); err != nil {
+		t.Fatal(err)
+	}
+	if missing != 0 {
+		t.Errorf("%d keys of archived days not in the archive", missing)
+	}
+}
+
+// TestArchiveKeysWaitsForKeyWriters: archiving does not copy the keys of
+// a day (and does not say they are archived) while a transaction that may
+// have read how far archiving went before it was raised is still open (as
+// the trigger of report_keys, it holds the advisory lock 0x72646205
+// shared); it copies them once that transaction ends.
+func TestArchiveKeysWaitsForKeyWriters(t *testing.T) {
+	u, db, h := newServer(t)
+	ctx := context.Background()
+	const day = int64(86_400_000)
+	start := time.Now().UTC().Truncate(24*time.Hour).UnixMilli() - 2*day
+	submit(t, h, "a.example.com", timedReportBody("a.example.com", start, start+50, start+50))
+	writer := getConn(t, u)
+	defer writer.Close(ctx)
+	tx, err := writer.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock_shared(x'72646205'::bigint)"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := postgres.ArchiveKeysThrough(ctx, db, start)
+		done <- err
+	}()
+	conn := getConn(t, u)
+	defer conn.Close(ctx)
+	merged := func() (archiving, merged, keys int64) {
+		t.Helper()
+		if err := conn.QueryRow(ctx, `SELECT archiving, merged, (SELECT count(*) FROM report_keys_archive) FROM report_keys_merge`).Scan(&archiving, &merged, &keys); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("archiving returned (%v) while a writer of keys was open", err)
+	default:
+	}
+	a, m, n := merged()
+	if want := start/day + 100000; a != want || m != -1 || n != 0 {
+		t.Errorf("while waiting: archiving %d merged %d, %d keys archived; want %d, -1, 0", a, m, n, want)
+	}
+	tx.Rollback(ctx)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if a, m, n := merged(); a != m || n != 2 {
+		t.Errorf("after: archiving %d merged %d, %d keys archived; want equal, 2", a, m, n)
 	}
 }

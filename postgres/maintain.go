@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -10,7 +11,8 @@ import (
 	"reportdb/query/sqlgen"
 )
 
-// Maintain implements store.Maintainer: it VACUUMs (and ANALYZEs) the day
+// Maintain implements store.Maintainer: it archives the keys of the days
+// that have ended (ArchiveKeys), and VACUUMs (and ANALYZEs) the day
 // partitions of events and report data whose day has ended and that have
 // changed since they were last vacuumed, and the reports, certnames and
 // rollup tables when they have changed (rollup compaction deletes and
@@ -35,6 +37,11 @@ func (db *DB) Maintain(ctx context.Context) (vacuumed []string, err error) {
 		return nil, err
 	}
 	defer release()
+	if n, err := archiveKeys(ctx, conn.Conn(), dayIndex(time.Now().UnixMilli())-1); err != nil {
+		return nil, err
+	} else if n > 0 {
+		vacuumed = append(vacuumed, fmt.Sprintf("report_keys_archive (%d keys archived)", n))
+	}
 
 	rows, err := conn.Query(ctx, `SELECT s.relname, coalesce(p.relname, '')
 		FROM pg_stat_user_tables s
@@ -42,7 +49,7 @@ func (db *DB) Maintain(ctx context.Context) (vacuumed []string, err error) {
 		LEFT JOIN pg_class p ON p.oid = i.inhparent
 		WHERE (s.n_ins_since_vacuum > 0 OR s.n_dead_tup > 0)
 		  AND (p.relname IN ('reports', 'resource_events', 'report_data') OR s.relname IN ('certnames', 'latest_reports', 'latest_rollup', 'report_rollup', 'report_type_rollup', 'event_rollup', 'failure_rollup',
-		    'resource_latest', 'distinct_rollup', 'report_keys'))
+		    'resource_latest', 'distinct_rollup', 'report_keys', 'report_keys_archive'))
 		ORDER BY 1`)
 	if err != nil {
 		return nil, err

@@ -212,6 +212,11 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 		if _, err := conn.Exec(ctx, `DELETE FROM report_keys WHERE (id >> 32) < $1`, kept>>32); err != nil {
 			return deleted, fmt.Errorf("keys of dropped reports: %w", err)
 		}
+		// and their copies in the archive (migration 0020), which has no
+		// index by day: a scan of it, once a day
+		if _, err := conn.Exec(ctx, `DELETE FROM report_keys_archive WHERE id < $1`, kept); err != nil {
+			return deleted, fmt.Errorf("archived keys of dropped reports: %w", err)
+		}
 	}
 	return deleted, nil
 }

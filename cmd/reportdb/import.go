@@ -305,6 +305,12 @@ type loadShrinker interface {
 	ShrinkAfterLoad(ctx context.Context) ([]string, error)
 }
 
+// keyArchiver is a store that keeps the lookup keys of the days that have
+// ended apart (PostgreSQL, migration 0020).
+type keyArchiver interface {
+	ArchiveKeys(ctx context.Context) (int64, error)
+}
+
 // changedAnalyzer is a store that can ANALYZE the tables it inserted into
 // (PostgreSQL).
 type changedAnalyzer interface {
@@ -328,6 +334,18 @@ func afterImport(backend store.Backend, committer *ingest.Committer, stderr io.W
 			fmt.Fprintf(stderr, "reportdb import: compacting the rollups after the import failed: %v\n", err)
 		} else if n > 0 {
 			fmt.Fprintf(stderr, "compacted the rollups of %d buckets in %s\n", n, time.Since(start).Round(time.Millisecond))
+		}
+	}
+	if k, ok := backend.(keyArchiver); ok {
+		// the keys of the days that have ended, in the index lookups by
+		// hash read whatever the days kept (the server's maintenance
+		// would, within its interval)
+		start := time.Now()
+		n, err := k.ArchiveKeys(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "reportdb import: archiving the keys of the reports after the import failed: %v\n", err)
+		} else if n > 0 {
+			fmt.Fprintf(stderr, "archived the keys of the days before today (%d) in %s\n", n, time.Since(start).Round(time.Millisecond))
 		}
 	}
 	if a, ok := backend.(changedAnalyzer); ok {

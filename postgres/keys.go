@@ -1,0 +1,97 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// lockKeys is the advisory lock the trigger of report_keys holds shared
+// while it reads report_keys_merge.archiving (migration 0020), and
+// ArchiveKeys takes exclusively once it has raised it.
+const lockKeys int64 = 0x726462_05
+
+// keysLockTimeout bounds ArchiveKeys' wait for lockKeys: the wait is for
+// the ingest transactions in flight, and holds off new ones meanwhile.
+const keysLockTimeout = "5s"
+
+// ArchiveKeys copies the keys of the reports of the days before today that
+// are not archived yet from report_keys to report_keys_archive (migration
+// 0020), so that lookups by hash or configuration version read one index
+// for them, and returns how many keys it copied. One instance at a time:
+// it holds the retention lock (as Maintain, which calls it); when another
+// instance holds it, it does nothing.
+func (db *DB) ArchiveKeys(ctx context.Context) (int64, error) {
+	conn, release, got, err := db.lockedConn(ctx, lockRetention, false)
+	if err != nil || !got {
+		return 0, err
+	}
+	defer release()
+	return archiveKeys(ctx, conn.Conn(), dayIndex(time.Now().UnixMilli())-1)
+}
+
+// archiveKeys archives the keys of the days up to and including day
+// through (a day index, as dayIndex): it raises archiving, so that the
+// trigger archives the keys of late reports of those days itself; waits,
+// holding lockKeys exclusively, until every transaction that may have read
+// the old value has ended (new ones wait meanwhile, for as long as the
+// longest of those takes); then copies the keys of the days between the
+// old merged and through, in key order, and raises merged, in one
+// transaction, which lookups see whole or not at all. An interrupted run
+// leaves archiving raised (the trigger archives the late keys of days not
+// merged yet, which the next run copies again, as one row each).
+func archiveKeys(ctx context.Context, conn *pgx.Conn, through int64) (int64, error) {
+	lo, _ := idRange(through)
+	upto := lo >> 32
+	var archiving, merged int64
+	if err := conn.QueryRow(ctx, `SELECT archiving, merged FROM report_keys_merge`).Scan(&archiving, &merged); err != nil {
+		return 0, fmt.Errorf("archived days: %w", err)
+	}
+	if merged >= upto {
+		return 0, nil
+	}
+	if archiving < upto {
+		if _, err := conn.Exec(ctx, `UPDATE report_keys_merge SET archiving = $1`, upto); err != nil {
+			return 0, fmt.Errorf("archiving days: %w", err)
+		}
+	}
+	if err := waitKeyWriters(ctx, conn); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO report_keys_archive (key, id)
+			SELECT key, id FROM report_keys WHERE (id >> 32) > $1 AND (id >> 32) <= $2
+			ORDER BY key, id ON CONFLICT DO NOTHING`, merged, upto)
+		if err != nil {
+			return fmt.Errorf("archive keys: %w", err)
+		}
+		n = tag.RowsAffected()
+		_, err = tx.Exec(ctx, `UPDATE report_keys_merge SET merged = $1`, upto)
+		return err
+	})
+	if err != nil || n == 0 {
+		return n, err
+	}
+	// the new rows all-visible (index-only lookups) and counted
+	if _, err := conn.Exec(ctx, "VACUUM (ANALYZE) report_keys_archive"); err != nil {
+		return n, fmt.Errorf("vacuum archived keys: %w", err)
+	}
+	return n, nil
+}
+
+// waitKeyWriters returns once every transaction that held lockKeys
+// (shared, the trigger of report_keys) when it was called has ended.
+func waitKeyWriters(ctx context.Context, conn *pgx.Conn) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+keysLockTimeout+"'"); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKeys); err != nil {
+			return fmt.Errorf("wait for the writers of keys: %w", err)
+		}
+		return nil
+	})
+}
