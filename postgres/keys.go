@@ -14,8 +14,10 @@ import (
 const lockKeys int64 = 0x726462_05
 
 // keysLockTimeout bounds ArchiveKeys' wait for lockKeys: the wait is for
-// the ingest transactions in flight, and holds off new ones meanwhile.
-const keysLockTimeout = "5s"
+// the ingest transactions in flight (a batch's, milliseconds; an import's
+// larger ones, up to a second or so), and holds off new ones meanwhile,
+// once a day; past it the run fails and the next one tries again.
+const keysLockTimeout = "2s"
 
 // ArchiveKeys copies the keys of the reports of the days before today that
 // are not archived yet from report_keys to report_keys_archive (migration

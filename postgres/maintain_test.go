@@ -74,6 +74,18 @@ func TestMaintainVacuumsClosedDays(t *testing.T) {
 			t.Errorf("today's partition %s vacuumed", name)
 		}
 	}
+	// the keys of the ended day's reports are archived, today's are not
+	var archivedPast, archivedToday int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE (id >> 32) < $1), count(*) FILTER (WHERE (id >> 32) >= $1)
+		FROM report_keys_archive`, now.UnixMilli()/86_400_000+100000).Scan(&archivedPast, &archivedToday); err != nil {
+		t.Fatal(err)
+	}
+	if archivedPast != 6 || archivedToday != 0 {
+		t.Errorf("archived keys: %d of ended days, %d of today; want 6 (three reports' two keys), 0", archivedPast, archivedToday)
+	}
+	if !slices.Contains(did, "report_keys_archive (6 keys archived)") {
+		t.Errorf("maintenance did not say it archived keys: %v", did)
+	}
 	var allVisible, pages int
 	if err := conn.QueryRow(ctx, "SELECT relallvisible, relpages FROM pg_class WHERE relname = $1", pastEvents).Scan(&allVisible, &pages); err != nil {
 		t.Fatal(err)
