@@ -170,9 +170,11 @@ func (Dialect) ReportDaysSQL(column string) (string, bool) {
 // the days kept, and those of the later days (today's, yesterday's until
 // maintenance archives it) from report_keys (migration 0016), whose index
 // leads with the day (migration 0017): a descent per such day, the days
-// of report_time_bounds (migration 0015). Both in one snapshot, so that a
-// day being archived is read from one or the other whole; an id found in
-// both is read twice (AnyID does not mind). OFFSET 0 keeps each subquery
+// of report_time_bounds (migration 0015), and per archived day that has
+// received reports since (report_keys_late: late reports, a backfill).
+// All in one snapshot, so that a day being archived is read from one or
+// the other whole; an id found in both is read twice (AnyID does not
+// mind). OFFSET 0 keeps each subquery
 // a subquery, so that the plan has that shape whatever the tables'
 // statistics.
 func (Dialect) ReportKeysSQL() string {
@@ -181,7 +183,7 @@ func (Dialect) ReportKeysSQL() string {
 		" UNION ALL" +
 		" SELECT r.id FROM report_keys_merge m, report_time_bounds b, unnest($1::text[]) k(k)," +
 		" LATERAL (SELECT id FROM report_keys WHERE (id >> 32) = b.day AND key = hashtextextended(k.k, 0) OFFSET 0) r" +
-		" WHERE b.day > m.merged"
+		" WHERE b.day > m.merged OR b.day IN (SELECT day FROM report_keys_late)"
 }
 
 // AnyID implements sqlgen.ReportKeys.

@@ -52,7 +52,11 @@ func archiveKeys(ctx context.Context, conn *pgx.Conn, through int64) (int64, err
 		return 0, fmt.Errorf("archived days: %w", err)
 	}
 	if merged >= upto {
-		return 0, nil
+		n, err := archiveLateKeys(ctx, conn)
+		if err != nil || n == 0 {
+			return n, err
+		}
+		return n, vacuumArchive(ctx, conn)
 	}
 	if archiving < upto {
 		if _, err := conn.Exec(ctx, `UPDATE report_keys_merge SET archiving = $1`, upto); err != nil {
@@ -74,12 +78,63 @@ func archiveKeys(ctx context.Context, conn *pgx.Conn, through int64) (int64, err
 		_, err = tx.Exec(ctx, `UPDATE report_keys_merge SET merged = $1`, upto)
 		return err
 	})
+	if err != nil {
+		return n, err
+	}
+	late, err := archiveLateKeys(ctx, conn)
+	n += late
 	if err != nil || n == 0 {
 		return n, err
 	}
-	// the new rows all-visible (index-only lookups) and counted
+	return n, vacuumArchive(ctx, conn)
+}
+
+// vacuumArchive makes the archive's new rows all-visible (index-only
+// lookups) and counted.
+func vacuumArchive(ctx context.Context, conn *pgx.Conn) error {
 	if _, err := conn.Exec(ctx, "VACUUM (ANALYZE) report_keys_archive"); err != nil {
-		return n, fmt.Errorf("vacuum archived keys: %w", err)
+		return fmt.Errorf("vacuum archived keys: %w", err)
+	}
+	return nil
+}
+
+// archiveLateKeys copies the keys of each archived day marked in
+// report_keys_late (reports stored into it since it was archived) to the
+// archive again, and removes its mark in the same transaction if the mark
+// still has the generation read first: a batch that marked the day since
+// (committed before the copy or not) gave it a new one, so the day stays
+// marked and a lookup reads it from report_keys until a later run. It
+// returns how many keys it added.
+func archiveLateKeys(ctx context.Context, conn *pgx.Conn) (int64, error) {
+	rows, err := conn.Query(ctx, `SELECT l.day, l.gen FROM report_keys_late l, report_keys_merge m
+		WHERE l.day <= m.merged ORDER BY l.day`)
+	if err != nil {
+		return 0, fmt.Errorf("late days: %w", err)
+	}
+	type mark struct{ day, gen int64 }
+	marks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (mark, error) {
+		var m mark
+		return m, r.Scan(&m.day, &m.gen)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("late days: %w", err)
+	}
+	var n int64
+	for _, m := range marks {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, `INSERT INTO report_keys_archive (key, id)
+				SELECT key, id FROM report_keys WHERE (id >> 32) = $1
+				ORDER BY key, id ON CONFLICT DO NOTHING`, m.day)
+			if err != nil {
+				return fmt.Errorf("archive late keys: %w", err)
+			}
+			n += tag.RowsAffected()
+			_, err = tx.Exec(ctx, `DELETE FROM report_keys_late WHERE day = $1 AND gen = $2`, m.day, m.gen)
+			return err
+		})
+		if err != nil {
+			return n, err
+		}
 	}
 	return n, nil
 }

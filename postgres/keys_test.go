@@ -21,7 +21,9 @@ import (
 // configuration version (Puppetboard's report page: certname = N and
 // (hash = X or configuration_version = X)) read the ids from report_keys
 // (migration 0016; engine's keying) and answer exactly the stored reports
-// that match, wherever their days. The reports are random over nine days,
+// that match, wherever their days: before the days are archived
+// (migration 0020), after, with late reports of archived days not yet
+// archived again, and once they are. The reports are random over nine days,
 // stored out of order and some twice; configuration versions repeat
 // across days and nodes, and some equal another report's hash. Every
 // answer (rows and X-Records) is compared with the submitted reports
@@ -184,6 +186,27 @@ func TestKeyedLookupsAreExact(t *testing.T) {
 	if n := missing(); n != 0 {
 		t.Errorf("%d reports without their keys", n)
 	}
+	// the late reports' days are marked (their keys are read from
+	// report_keys until maintenance archives them again), then archived
+	// and unmarked; the answers are the same
+	lateDays := func() int {
+		t.Helper()
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM report_keys_late`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := lateDays(); n == 0 {
+		t.Errorf("no archived day marked late after late reports were stored")
+	}
+	if n, err := db.ArchiveKeys(ctx); err != nil || n == 0 {
+		t.Fatalf("archived %d late keys: %v", n, err)
+	}
+	if n := lateDays(); n != 0 {
+		t.Errorf("%d days still marked late after archiving them", n)
+	}
+	check()
 	// and the reports of archived days have them in the archive
 	unarchived := func() int {
 		t.Helper()
@@ -420,8 +443,10 @@ func TestMigration0017OnExistingData(t *testing.T) {
 // days are archived, one day after another (migration 0020: the trigger
 // reads how far archiving goes while the archiver raises it and copies),
 // are all found by their keys afterwards, by hash and by configuration
-// version, through the lookup the engine runs; and the archive holds the
-// keys of every report of the archived days.
+// version, through the lookup the engine runs: while the days that took
+// reports after they were archived are marked late, and once archiving
+// has copied them again, when the archive holds the keys of every report
+// of the archived days.
 func TestArchiveKeysWhileIngesting(t *testing.T) {
 	u, db, h := newServer(t)
 	ctx := context.Background()
@@ -479,25 +504,43 @@ func TestArchiveKeysWhileIngesting(t *testing.T) {
 	if len(reps) < 30 || archived == 0 {
 		t.Fatalf("%d reports stored, %d keys archived while storing: too few to tell", len(reps), archived)
 	}
-	for _, r := range reps {
-		for _, key := range []string{"h" + r.hash, "c" + r.certname + "\x01" + r.cfversion} {
-			rows, err := conn.Query(ctx, postgres.Dialect{}.ReportKeysSQL(), []string{key})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-			if err != nil {
-				t.Fatal(err)
-			}
-			found := false
-			for _, id := range ids {
-				found = found || id == r.id
-			}
-			if !found {
-				t.Errorf("report %d (%s) not found by key %q: ids %v", r.id, r.certname, key, ids)
+	lookups := func(state string) {
+		t.Helper()
+		for _, r := range reps {
+			for _, key := range []string{"h" + r.hash, "c" + r.certname + "\x01" + r.cfversion} {
+				rows, err := conn.Query(ctx, postgres.Dialect{}.ReportKeysSQL(), []string{key})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := false
+				for _, id := range ids {
+					found = found || id == r.id
+				}
+				if !found {
+					t.Errorf("%s: report %d (%s) not found by key %q: ids %v", state, r.id, r.certname, key, ids)
+				}
 			}
 		}
 	}
+	// the days archived while reports came are marked late; their keys
+	// are read from report_keys
+	var late int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM report_keys_late`).Scan(&late); err != nil || late == 0 {
+		t.Errorf("%d days marked late (%v): the writers stored nothing into archived days", late, err)
+	}
+	lookups("with late days")
+	// archived again, every key is in the archive and no day is marked
+	if _, err := postgres.ArchiveKeysThrough(ctx, db, today-day); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM report_keys_late`).Scan(&late); err != nil || late != 0 {
+		t.Errorf("%d days still marked late (%v)", late, err)
+	}
+	lookups("archived")
 	var missing int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM report_keys k, report_keys_merge m
 		WHERE (k.id >> 32) <= m.merged AND NOT EXISTS (SELECT 1 FROM report_keys_archive a WHERE a.key = k.key AND a.id = k.id)`).Scan(&missing); err != nil {
@@ -559,5 +602,91 @@ func TestArchiveKeysWaitsForKeyWriters(t *testing.T) {
 	}
 	if a, m, n := merged(); a != m || n != 2 {
 		t.Errorf("after: archiving %d merged %d, %d keys archived; want equal, 2", a, m, n)
+	}
+}
+
+// TestLateMarkOutlivesAConcurrentCopy: archiving a day marked late
+// removes the mark only if no batch marked it again meanwhile. Here a
+// batch (its key and its mark, by hand) is still open while the day is
+// copied again: the copy cannot see its key, the mark stays (the lookup
+// reads the day from report_keys and finds the key), and the next run
+// archives the key and removes the mark.
+func TestLateMarkOutlivesAConcurrentCopy(t *testing.T) {
+	u, db, h := newServer(t)
+	ctx := context.Background()
+	const day = int64(86_400_000)
+	start := time.Now().UTC().Truncate(24*time.Hour).UnixMilli() - 2*day
+	submit(t, h, "a.example.com", timedReportBody("a.example.com", start, start+50, start+50))
+	if _, err := db.ArchiveKeys(ctx); err != nil {
+		t.Fatal(err)
+	}
+	submit(t, h, "b.example.com", timedReportBody("b.example.com", start+1000, start+1050, start+1050)) // late
+	conn := getConn(t, u)
+	defer conn.Close(ctx)
+	d := start/day + 100000 // the day's report ids >> 32
+	var marks int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM report_keys_late WHERE day = $1`, d).Scan(&marks); err != nil || marks != 1 {
+		t.Fatalf("%d marks for the late report's day (%v), want 1", marks, err)
+	}
+
+	batch := getConn(t, u)
+	defer batch.Close(ctx)
+	tx, err := batch.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	fake := d<<32 | 4_000_000_000
+	if _, err := tx.Exec(ctx, `INSERT INTO report_keys (key, id) VALUES (hashtextextended('hfake', 0), $1)`, fake); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO report_keys_late (day, gen) VALUES ($1, nextval('report_keys_late_gen'))
+		ON CONFLICT (day) DO UPDATE SET gen = EXCLUDED.gen`, d); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := postgres.ArchiveKeysThrough(ctx, db, start)
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the copy done, the mark's removal waiting for the batch
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	found := func() (inLookup, inArchive bool) {
+		t.Helper()
+		rows, err := conn.Query(ctx, postgres.Dialect{}.ReportKeysSQL(), []string{"hfake"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			inLookup = inLookup || id == fake
+		}
+		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM report_keys_archive WHERE id = $1)`, fake).Scan(&inArchive); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM report_keys_late WHERE day = $1`, d).Scan(&marks); err != nil || marks != 1 {
+		t.Errorf("after a copy that could not see the batch: %d marks (%v), want 1", marks, err)
+	}
+	if l, a := found(); !l || a {
+		t.Errorf("the batch's key: found by the lookup %v, in the archive %v; want true, false", l, a)
+	}
+	if _, err := db.ArchiveKeys(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM report_keys_late`).Scan(&marks); err != nil || marks != 0 {
+		t.Errorf("after the next run: %d marks (%v), want 0", marks, err)
+	}
+	if l, a := found(); !l || !a {
+		t.Errorf("after the next run, the batch's key: found by the lookup %v, in the archive %v; want true, true", l, a)
 	}
 }

@@ -217,6 +217,9 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 		if _, err := conn.Exec(ctx, `DELETE FROM report_keys_archive WHERE id < $1`, kept); err != nil {
 			return deleted, fmt.Errorf("archived keys of dropped reports: %w", err)
 		}
+		if _, err := conn.Exec(ctx, `DELETE FROM report_keys_late WHERE day < $1`, kept>>32); err != nil {
+			return deleted, fmt.Errorf("late marks of dropped days: %w", err)
+		}
 	}
 	return deleted, nil
 }

@@ -16,15 +16,27 @@
 -- a day by maintenance (postgres.DB.ArchiveKeys) in key order, so that
 -- the copy writes the index's pages in order, once each, off the ingest
 -- path. A lookup (postgres.Dialect.ReportKeysSQL) reads the archive and
--- report_keys' days after merged, in one snapshot.
+-- report_keys' days after merged (and those marked late, below), in one
+-- snapshot.
 --
--- Reports of days already being archived (up to archiving) still arrive
--- late: the trigger writes their keys to the archive too. The trigger
--- reads archiving under a shared advisory lock (0x72646205), and the
--- archiving step raises archiving, then takes that lock exclusively (so
--- every transaction that may have read the old value has ended), and
--- only then copies those days' keys and raises merged: a key is never in
--- neither. A key written both ways is one row (ON CONFLICT DO NOTHING).
+-- Reports of days already archived still arrive: late ones, and a backfill
+-- (an import of history into a running server) that stores whole past
+-- days. Their keys go only to report_keys, as every key, and the trigger
+-- marks their day in report_keys_late (with a new generation number each
+-- time); a lookup also reads report_keys for the marked days. Writing them
+-- to the archive instead would put each key at a random place of an index
+-- that holds every day kept: the cost the index by day removed from ingest.
+-- Maintenance copies a marked day's keys again and removes the mark in
+-- one transaction, only if its generation is still the one it read (a
+-- batch that marked it meanwhile keeps it marked, so its keys are read
+-- from report_keys until the next run copies them).
+--
+-- Which days count as archived: the trigger reads report_keys_merge.archiving
+-- under a shared advisory lock (0x72646205). The archiver raises archiving,
+-- then takes that lock exclusively (so that every transaction that may have
+-- read the old value has ended), and only then copies those days' keys and
+-- raises merged: a key is in the archive, or in a day a lookup reads from
+-- report_keys (after merged, or marked).
 --
 -- report_keys stays as it was (every key of every day kept): retention
 -- deletes its days by the index's leading column, and the archive's rows
@@ -42,6 +54,14 @@ CREATE TABLE report_keys_merge (
 );
 INSERT INTO report_keys_merge VALUES (true, -1, -1);
 
+CREATE TABLE report_keys_late (
+  day bigint PRIMARY KEY, -- days (id >> 32) archived, with keys stored since
+  gen bigint NOT NULL
+);
+CREATE SEQUENCE report_keys_late_gen;
+
+-- the days a batch marks are locked in order, so that two batches never
+-- wait for each other's marks in a cycle
 CREATE OR REPLACE FUNCTION report_keys_add() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_advisory_xact_lock_shared(x'72646205'::bigint);
@@ -50,11 +70,10 @@ BEGIN
     LATERAL (VALUES (hashtextextended('h' || n.hash, 0)),
       (hashtextextended('c' || n.certname || chr(1) || n.configuration_version, 0))) k(key)
   WHERE k.key IS NOT NULL;
-  INSERT INTO report_keys_archive (key, id)
-  SELECT k.key, n.id FROM report_keys_merge m, new_reports n,
-    LATERAL (VALUES (hashtextextended('h' || n.hash, 0)),
-      (hashtextextended('c' || n.certname || chr(1) || n.configuration_version, 0))) k(key)
-  WHERE (n.id >> 32) <= m.archiving AND k.key IS NOT NULL
-  ON CONFLICT DO NOTHING;
+  INSERT INTO report_keys_late (day, gen)
+  SELECT d.day, nextval('report_keys_late_gen') FROM (SELECT DISTINCT n.id >> 32 AS day
+    FROM new_reports n, report_keys_merge m WHERE (n.id >> 32) <= m.archiving) d
+  ORDER BY d.day
+  ON CONFLICT (day) DO UPDATE SET gen = EXCLUDED.gen;
   RETURN NULL;
 END $$;
