@@ -174,16 +174,21 @@ func (Dialect) ReportDaysSQL(column string) (string, bool) {
 // received reports since (report_keys_late: late reports, a backfill).
 // All in one snapshot, so that a day being archived is read from one or
 // the other whole; an id found in both is read twice (AnyID does not
-// mind). OFFSET 0 keeps each subquery
+// mind). The days to read are a subquery of their own, so that the
+// index is read for them alone: with a condition on each day instead
+// (b.day > merged OR b.day IN late days) PostgreSQL read the index for
+// every day and filtered afterwards (162 buffers instead of 9 at 10,000
+// nodes and 18 days). OFFSET 0 keeps each subquery
 // a subquery, so that the plan has that shape whatever the tables'
 // statistics.
 func (Dialect) ReportKeysSQL() string {
 	return "SELECT a.id FROM unnest($1::text[]) k(k)," +
 		" LATERAL (SELECT id FROM report_keys_archive WHERE key = hashtextextended(k.k, 0) OFFSET 0) a" +
 		" UNION ALL" +
-		" SELECT r.id FROM report_keys_merge m, report_time_bounds b, unnest($1::text[]) k(k)," +
-		" LATERAL (SELECT id FROM report_keys WHERE (id >> 32) = b.day AND key = hashtextextended(k.k, 0) OFFSET 0) r" +
-		" WHERE b.day > m.merged OR b.day IN (SELECT day FROM report_keys_late)"
+		" SELECT r.id FROM (SELECT day FROM report_time_bounds WHERE day > (SELECT merged FROM report_keys_merge)" +
+		" UNION ALL SELECT day FROM report_keys_late WHERE day <= (SELECT merged FROM report_keys_merge) OFFSET 0) d," +
+		" unnest($1::text[]) k(k)," +
+		" LATERAL (SELECT id FROM report_keys WHERE (id >> 32) = d.day AND key = hashtextextended(k.k, 0) OFFSET 0) r"
 }
 
 // AnyID implements sqlgen.ReportKeys.
