@@ -31,19 +31,25 @@ func (db *DB) ArchiveKeys(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	defer release()
-	return archiveKeys(ctx, conn.Conn(), dayIndex(time.Now().UnixMilli())-1)
+	return archiveKeys(ctx, conn.Conn(), lastEndedDay())
 }
 
+// lastEndedDay is the day (as dayIndex) before today: the last day whose
+// keys ArchiveKeys and Maintain archive.
+func lastEndedDay() int64 { return dayIndex(time.Now().UnixMilli()) - 1 }
+
 // archiveKeys archives the keys of the days up to and including day
-// through (a day index, as dayIndex): it raises archiving, so that the
-// trigger archives the keys of late reports of those days itself; waits,
-// holding lockKeys exclusively, until every transaction that may have read
-// the old value has ended (new ones wait meanwhile, for as long as the
-// longest of those takes); then copies the keys of the days between the
-// old merged and through, in key order, and raises merged, in one
-// transaction, which lookups see whole or not at all. An interrupted run
-// leaves archiving raised (the trigger archives the late keys of days not
-// merged yet, which the next run copies again, as one row each).
+// through (a day index, as dayIndex), when they are not yet: it raises
+// archiving, so that the trigger marks the days of reports stored into
+// them from then on (report_keys_late); waits, holding lockKeys
+// exclusively, until every transaction that may have read the old value
+// has ended (new ones wait meanwhile, for as long as the longest of those
+// takes); then copies the keys of the days between the old merged and
+// through, in key order, and raises merged, in one transaction, which
+// lookups see whole or not at all. An interrupted run leaves archiving
+// raised (the days between merged and archiving are read from report_keys
+// by lookups, and copied by the next run). Then it archives the marked
+// days again (archiveLateKeys), and vacuums the archive if it added keys.
 func archiveKeys(ctx context.Context, conn *pgx.Conn, through int64) (int64, error) {
 	lo, _ := idRange(through)
 	upto := lo >> 32
@@ -51,51 +57,51 @@ func archiveKeys(ctx context.Context, conn *pgx.Conn, through int64) (int64, err
 	if err := conn.QueryRow(ctx, `SELECT archiving, merged FROM report_keys_merge`).Scan(&archiving, &merged); err != nil {
 		return 0, fmt.Errorf("archived days: %w", err)
 	}
-	if merged >= upto {
-		n, err := archiveLateKeys(ctx, conn)
-		if err != nil || n == 0 {
+	var n int64
+	if merged < upto {
+		if archiving < upto {
+			if _, err := conn.Exec(ctx, `UPDATE report_keys_merge SET archiving = $1`, upto); err != nil {
+				return 0, fmt.Errorf("archiving days: %w", err)
+			}
+		}
+		if err := waitKeyWriters(ctx, conn); err != nil {
+			return 0, err
+		}
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) (err error) {
+			if n, err = copyKeys(ctx, tx, merged, upto); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `UPDATE report_keys_merge SET merged = $1`, upto)
+			return err
+		})
+		if err != nil {
 			return n, err
 		}
-		return n, vacuumArchive(ctx, conn)
-	}
-	if archiving < upto {
-		if _, err := conn.Exec(ctx, `UPDATE report_keys_merge SET archiving = $1`, upto); err != nil {
-			return 0, fmt.Errorf("archiving days: %w", err)
-		}
-	}
-	if err := waitKeyWriters(ctx, conn); err != nil {
-		return 0, err
-	}
-	var n int64
-	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO report_keys_archive (key, id)
-			SELECT key, id FROM report_keys WHERE (id >> 32) > $1 AND (id >> 32) <= $2
-			ORDER BY key, id ON CONFLICT DO NOTHING`, merged, upto)
-		if err != nil {
-			return fmt.Errorf("archive keys: %w", err)
-		}
-		n = tag.RowsAffected()
-		_, err = tx.Exec(ctx, `UPDATE report_keys_merge SET merged = $1`, upto)
-		return err
-	})
-	if err != nil {
-		return n, err
 	}
 	late, err := archiveLateKeys(ctx, conn)
 	n += late
 	if err != nil || n == 0 {
 		return n, err
 	}
-	return n, vacuumArchive(ctx, conn)
+	// the new rows all-visible (index-only lookups) and counted
+	if _, err := conn.Exec(ctx, "VACUUM (ANALYZE) report_keys_archive"); err != nil {
+		return n, fmt.Errorf("vacuum archived keys: %w", err)
+	}
+	return n, nil
 }
 
-// vacuumArchive makes the archive's new rows all-visible (index-only
-// lookups) and counted.
-func vacuumArchive(ctx context.Context, conn *pgx.Conn) error {
-	if _, err := conn.Exec(ctx, "VACUUM (ANALYZE) report_keys_archive"); err != nil {
-		return fmt.Errorf("vacuum archived keys: %w", err)
+// copyKeys copies the keys of the days in (after, upto] (ids >> 32) from
+// report_keys to the archive, in key order (so that the archive's index is
+// written page after page), as one row each whatever is there already,
+// and returns how many it added.
+func copyKeys(ctx context.Context, tx pgx.Tx, after, upto int64) (int64, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO report_keys_archive (key, id)
+		SELECT key, id FROM report_keys WHERE (id >> 32) > $1 AND (id >> 32) <= $2
+		ORDER BY key, id ON CONFLICT DO NOTHING`, after, upto)
+	if err != nil {
+		return 0, fmt.Errorf("archive keys: %w", err)
 	}
-	return nil
+	return tag.RowsAffected(), nil
 }
 
 // archiveLateKeys copies the keys of each archived day marked in
@@ -122,13 +128,11 @@ func archiveLateKeys(ctx context.Context, conn *pgx.Conn) (int64, error) {
 	var n int64
 	for _, m := range marks {
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			tag, err := tx.Exec(ctx, `INSERT INTO report_keys_archive (key, id)
-				SELECT key, id FROM report_keys WHERE (id >> 32) = $1
-				ORDER BY key, id ON CONFLICT DO NOTHING`, m.day)
+			added, err := copyKeys(ctx, tx, m.day-1, m.day)
+			n += added
 			if err != nil {
-				return fmt.Errorf("archive late keys: %w", err)
+				return err
 			}
-			n += tag.RowsAffected()
 			_, err = tx.Exec(ctx, `DELETE FROM report_keys_late WHERE day = $1 AND gen = $2`, m.day, m.gen)
 			return err
 		})

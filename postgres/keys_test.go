@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -509,19 +510,7 @@ func TestArchiveKeysWhileIngesting(t *testing.T) {
 		t.Helper()
 		for _, r := range reps {
 			for _, key := range []string{"h" + r.hash, "c" + r.certname + "\x01" + r.cfversion} {
-				rows, err := conn.Query(ctx, postgres.Dialect{}.ReportKeysSQL(), []string{key})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-				if err != nil {
-					t.Fatal(err)
-				}
-				found := false
-				for _, id := range ids {
-					found = found || id == r.id
-				}
-				if !found {
+				if ids := lookupIDs(t, conn, key); !slices.Contains(ids, r.id) {
 					t.Errorf("%s: report %d (%s) not found by key %q: ids %v", state, r.id, r.certname, key, ids)
 				}
 			}
@@ -659,17 +648,7 @@ func TestLateMarkOutlivesAConcurrentCopy(t *testing.T) {
 	}
 	found := func() (inLookup, inArchive bool) {
 		t.Helper()
-		rows, err := conn.Query(ctx, postgres.Dialect{}.ReportKeysSQL(), []string{"hfake"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range ids {
-			inLookup = inLookup || id == fake
-		}
+		inLookup = slices.Contains(lookupIDs(t, conn, "hfake"), fake)
 		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM report_keys_archive WHERE id = $1)`, fake).Scan(&inArchive); err != nil {
 			t.Fatal(err)
 		}
@@ -690,4 +669,19 @@ func TestLateMarkOutlivesAConcurrentCopy(t *testing.T) {
 	if l, a := found(); !l || !a {
 		t.Errorf("after the next run, the batch's key: found by the lookup %v, in the archive %v; want true, true", l, a)
 	}
+}
+
+// lookupIDs runs the engine's key lookup (postgres.Dialect.ReportKeysSQL)
+// for one key and returns the ids it reads.
+func lookupIDs(t *testing.T, conn *pgx.Conn, key string) []int64 {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), postgres.Dialect{}.ReportKeysSQL(), []string{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }

@@ -41,7 +41,7 @@ func (db *DB) Maintain(ctx context.Context) (vacuumed []string, err error) {
 	// a failure here (the wait for the writers of keys timed out: a long
 	// import batch) leaves the days to the next run; the lookups read them
 	// from report_keys meanwhile
-	if n, err := archiveKeys(ctx, conn.Conn(), dayIndex(time.Now().UnixMilli())-1); err != nil {
+	if n, err := archiveKeys(ctx, conn.Conn(), lastEndedDay()); err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}

@@ -49,7 +49,7 @@ CREATE UNIQUE INDEX report_keys_archive_key ON report_keys_archive (key, id);
 
 CREATE TABLE report_keys_merge (
   one boolean PRIMARY KEY DEFAULT true CHECK (one),
-  archiving bigint NOT NULL, -- days (id >> 32) whose late keys the trigger archives
+  archiving bigint NOT NULL, -- days (id >> 32) whose new reports the trigger marks late
   merged bigint NOT NULL     -- days (id >> 32) whose keys are all archived
 );
 INSERT INTO report_keys_merge VALUES (true, -1, -1);
