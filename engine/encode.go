@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"unsafe"
 
 	"reportdb/jsonv"
 	"reportdb/query"
 	"reportdb/query/pgcompat"
 	"reportdb/query/sqlgen"
+	"reportdb/store"
 	"reportdb/wire"
 )
 
@@ -18,8 +20,8 @@ type rowEncoder struct {
 	cols   []sqlgen.OutCol
 	keys   [][]byte // pre-encoded `"key":` prefixes
 	width  int
-	dest   []any
-	values []any
+	values []store.Value
+	scan   store.Scanner
 }
 
 func newRowEncoder(cols []sqlgen.OutCol) *rowEncoder {
@@ -34,16 +36,18 @@ func newRowEncoder(cols []sqlgen.OutCol) *rowEncoder {
 		enc.keys = append(enc.keys, k)
 		enc.width += c.Width
 	}
-	enc.values = make([]any, enc.width)
-	enc.dest = make([]any, enc.width)
-	for i := range enc.values {
-		enc.dest[i] = &enc.values[i]
-	}
+	enc.values = make([]store.Value, enc.width)
 	return enc
 }
 
-// appendRow appends the current scanned values as one JSON object.
-func (enc *rowEncoder) appendRow(b []byte) ([]byte, error) {
+// appendRow reads the current row of rows and appends it as one JSON
+// object. The values are the row's own bytes where rows can lend them
+// (store.ValueRows): appended before the next row, they are not copied
+// out first.
+func (enc *rowEncoder) appendRow(b []byte, rows store.Rows) ([]byte, error) {
+	if err := enc.scan.Scan(rows, enc.values); err != nil {
+		return nil, err
+	}
 	b = append(b, '{')
 	j := 0
 	for i, c := range enc.cols {
@@ -58,110 +62,118 @@ func (enc *rowEncoder) appendRow(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-func appendValue(b []byte, c sqlgen.OutCol, v []any) ([]byte, error) {
-	x := v[0]
+// str is v's bytes as a string, without a copy (for appending).
+func str(v []byte) string { return unsafe.String(unsafe.SliceData(v), len(v)) }
+
+func appendValue(b []byte, c sqlgen.OutCol, v []store.Value) ([]byte, error) {
+	x := &v[0]
 	if c.Func == "avg" {
 		return appendAvg(b, v[0], v[1])
 	}
-	if x == nil && c.Type != query.Blob {
+	if x.Kind == store.Null && c.Type != query.Blob {
 		return append(b, "null"...), nil
 	}
 	switch c.Type {
 	case query.String, query.NullString:
-		switch s := x.(type) {
-		case string:
-			return jsonv.AppendString(b, s), nil
-		case []byte:
-			return jsonv.AppendString(b, string(s)), nil
+		if x.Kind == store.Text {
+			return jsonv.AppendString(b, str(x.Bytes)), nil
 		}
 	case query.Number:
-		if n, ok := asInt(x); ok {
-			return strconv.AppendInt(b, n, 10), nil
-		}
-		switch n := x.(type) {
-		case float64:
-			return append(b, jsonv.JavaDouble(n)...), nil
-		case string:
-			return append(b, n...), nil
-		case []byte:
-			return append(b, n...), nil
+		switch x.Kind {
+		case store.Int:
+			return strconv.AppendInt(b, x.Int, 10), nil
+		case store.Float:
+			return append(b, jsonv.JavaDouble(x.Float)...), nil
+		case store.Text:
+			return append(b, x.Bytes...), nil
 		}
 	case query.Timestamp:
-		if ms, ok := asInt(x); ok {
+		if x.Kind == store.Int {
 			b = append(b, '"')
-			b = wire.AppendMillis(b, ms)
+			b = wire.AppendMillis(b, x.Int)
 			return append(b, '"'), nil
 		}
 	case query.Boolean, query.NullBoolean:
-		switch t := x.(type) {
-		case bool:
-			return strconv.AppendBool(b, t), nil
-		}
-		if n, ok := asInt(x); ok {
-			return strconv.AppendBool(b, n != 0), nil
+		if x.Kind == store.Bool || x.Kind == store.Int {
+			return strconv.AppendBool(b, x.Int != 0), nil
 		}
 	case query.Path:
-		switch p := x.(type) {
-		case string:
-			return append(b, p...), nil
-		case []byte:
-			return append(b, p...), nil
-		case []string:
-			return jsonv.AppendCompact(b, p), nil
+		switch x.Kind {
+		case store.Text:
+			return append(b, x.Bytes...), nil
+		case store.Strings:
+			b = append(b, '[')
+			for i, e := range x.Strings {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = jsonv.AppendString(b, e)
+			}
+			return append(b, ']'), nil
 		}
 	case query.JSONValue:
-		switch s := x.(type) {
-		case string:
-			return append(b, s...), nil
-		case []byte:
-			return append(b, s...), nil
+		if x.Kind == store.Text {
+			return append(b, x.Bytes...), nil
 		}
 	case query.Blob:
 		b = append(b, `{"data":`...)
-		switch d := x.(type) {
-		case nil:
+		switch x.Kind {
+		case store.Null:
 			b = append(b, "null"...)
-		case string:
-			b = append(b, d...)
-		case []byte:
-			b = append(b, d...)
+		case store.Text:
+			b = append(b, x.Bytes...)
 		default:
-			return nil, fmt.Errorf("unexpected blob %T", x)
+			return nil, fmt.Errorf("unexpected blob %s", describe(*x))
 		}
 		b = append(b, `,"href":"/pdb/query/v4/reports/`...)
-		switch h := v[1].(type) {
-		case string:
-			b = append(b, h...)
-		case []byte:
-			b = append(b, h...)
+		if h := v[1]; h.Kind == store.Text {
+			b = append(b, h.Bytes...)
 		}
 		b = append(b, '/')
 		b = append(b, c.BlobSuffix...)
 		return append(b, `"}`...), nil
 	}
-	return nil, fmt.Errorf("unexpected value %T for %v", x, c.Type)
+	return nil, fmt.Errorf("unexpected value %s for %v", describe(*x), c.Type)
+}
+
+// describe names a value of an unexpected kind for an error message.
+func describe(v store.Value) string {
+	switch v.Kind {
+	case store.Int:
+		return "integer"
+	case store.Float:
+		return "float"
+	case store.Bool:
+		return "boolean"
+	case store.Text:
+		return "text"
+	case store.Strings:
+		return "text array"
+	case store.Other:
+		return fmt.Sprintf("%T", v.Any)
+	}
+	return "null"
 }
 
 // appendAvg renders avg() as PostgreSQL's numeric does (full display
 // scale, e.g. 34.2786885245901639) from the sum and count.
-func appendAvg(b []byte, sum, count any) ([]byte, error) {
-	n, _ := asInt(count)
-	if n == 0 || sum == nil {
+func appendAvg(b []byte, sum, count store.Value) ([]byte, error) {
+	n := count.Int
+	if count.Kind != store.Int || n == 0 || sum.Kind == store.Null {
 		return append(b, "null"...), nil
 	}
 	s := new(big.Int)
-	if v, ok := asInt(sum); ok {
-		return append(b, pgcompat.AvgText(s.SetInt64(v), n)...), nil
-	}
-	switch x := sum.(type) {
-	case float64:
-		s.SetInt64(int64(x))
-	case string:
-		if _, ok := s.SetString(x, 10); !ok {
-			return nil, fmt.Errorf("bad sum %q", x)
+	switch sum.Kind {
+	case store.Int:
+		return append(b, pgcompat.AvgText(s.SetInt64(sum.Int), n)...), nil
+	case store.Float:
+		s.SetInt64(int64(sum.Float))
+	case store.Text:
+		if _, ok := s.SetString(string(sum.Bytes), 10); !ok {
+			return nil, fmt.Errorf("bad sum %q", sum.Bytes)
 		}
 	default:
-		return nil, fmt.Errorf("bad sum %T", sum)
+		return nil, fmt.Errorf("bad sum %s", describe(sum))
 	}
 	return append(b, pgcompat.AvgText(s, n)...), nil
 }

@@ -196,12 +196,7 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 	return e.runPlan(ctx, n, k, built, count, func(rows store.Rows, total int64) error {
 		enc := newRowEncoder(built.Columns)
 		return fn(&Rows{rows: rows, encode: func(b []byte) ([]byte, error) {
-			// the encoder appends the values before the next row: their
-			// text need not be copied out of the driver's buffer first
-			if err := store.ScanBorrowed(rows, enc.dest...); err != nil {
-				return nil, err
-			}
-			return enc.appendRow(b)
+			return enc.appendRow(b, rows)
 		}}, total)
 	})
 }

@@ -160,8 +160,9 @@ type narrowedRows struct {
 	plain     *sqlgen.Built
 	restEmpty bool
 	cur       store.Rows
-	got       int64 // rows of the head
-	last      bool  // cur is the last statement's
+	scan      store.Scanner // ScanValues of rows without it
+	got       int64         // rows of the head
+	last      bool          // cur is the last statement's
 	err       error
 }
 
@@ -169,7 +170,12 @@ func (r *narrowedRows) NumColumns() int { return r.cur.NumColumns() }
 
 func (r *narrowedRows) Scan(dest ...any) error { return r.cur.Scan(dest...) }
 
-func (r *narrowedRows) ScanBorrowed(dest ...any) error { return store.ScanBorrowed(r.cur, dest...) }
+func (r *narrowedRows) ScanValues(dst []store.Value) error {
+	if v, ok := r.cur.(store.ValueRows); ok {
+		return v.ScanValues(dst)
+	}
+	return r.scan.Scan(r.cur, dst)
+}
 
 func (r *narrowedRows) Err() error {
 	if r.err != nil {

@@ -368,15 +368,7 @@ type decoder func(raw []byte) (any, error)
 
 var errNotDecoded = errors.New("not decoded here")
 
-// ScanBorrowed implements store.BorrowingRows: Scan, but text and varchar
-// values into *any are []byte slices of the row pgx read, valid until Next.
-func (r *pgRows) ScanBorrowed(dest ...any) error { return r.scan(true, dest) }
-
-func (r *pgRows) Scan(dest ...any) error { return r.scan(false, dest) }
-
-// scan scans the current row into dest; borrow: text and varchar as the
-// row's bytes.
-func (r *pgRows) scan(borrow bool, dest []any) error {
+func (r *pgRows) Scan(dest ...any) error {
 	fields := r.Rows.FieldDescriptions()
 	if len(dest) != len(fields) {
 		return mapError(r.Rows.Scan(dest...)) // pgx's error
@@ -402,26 +394,8 @@ func (r *pgRows) scan(borrow bool, dest []any) error {
 			*p = nil
 			continue
 		}
-		if borrow && (fields[i].DataTypeOID == pgTextOID || fields[i].DataTypeOID == pgVarcharOID) {
-			*p = raw[i]
-			continue
-		}
-		v, err := r.fast[i](raw[i])
-		switch {
-		case errors.Is(err, errNotDecoded):
-			// a shape the decoder leaves to pgx (a multi-dimensional array)
-			if err = r.Rows.TypeMap().Scan(fields[i].DataTypeOID, fields[i].Format, raw[i], p); err == nil &&
-				fields[i].DataTypeOID == pgTextArrayOID {
-				textArray(p)
-			}
-		case err == nil:
-			*p = v
-		}
-		if err != nil {
-			// as pgx does when its Scan fails: the rows end, Err says why
-			r.err = fmt.Errorf("column %s: %w", fields[i].Name, err)
-			r.Rows.Close()
-			return r.err
+		if err := r.decode(i, raw[i], p); err != nil {
+			return err
 		}
 	}
 	if !slow {
@@ -436,6 +410,117 @@ func (r *pgRows) scan(borrow bool, dest []any) error {
 		}
 	}
 	return nil
+}
+
+// decode decodes column i's raw value (not NULL) with its decoder into
+// *p, or with pgx where the decoder leaves it to pgx. An error ends the
+// rows, as pgx's Scan does.
+func (r *pgRows) decode(i int, raw []byte, p *any) error {
+	f := r.Rows.FieldDescriptions()[i]
+	var v any
+	err := errNotDecoded
+	if r.fast[i] != nil {
+		v, err = r.fast[i](raw)
+	}
+	switch {
+	case errors.Is(err, errNotDecoded):
+		// a type or shape the decoder leaves to pgx (a multi-dimensional array)
+		if err = r.Rows.TypeMap().Scan(f.DataTypeOID, f.Format, raw, p); err == nil &&
+			f.DataTypeOID == pgTextArrayOID {
+			textArray(p)
+		}
+	case err == nil:
+		*p = v
+	}
+	if err != nil {
+		// as pgx does when its Scan fails: the rows end, Err says why
+		r.err = fmt.Errorf("column %s: %w", f.Name, err)
+		r.Rows.Close()
+	}
+	return r.err
+}
+
+// ScanValues implements store.ValueRows: text and varchar are the row's
+// bytes, a text[]'s elements strings over them (in dst's slices, reused
+// row after row), integers, floats and booleans decoded in place; any
+// other type is decoded as Scan does. Nothing is allocated for the types
+// reportdb's statements return most.
+func (r *pgRows) ScanValues(dst []store.Value) error {
+	fields := r.Rows.FieldDescriptions()
+	if len(dst) != len(fields) {
+		return fmt.Errorf("%d values for %d columns", len(dst), len(fields))
+	}
+	if r.fast == nil {
+		r.fast = make([]decoder, len(fields))
+		for i, f := range fields {
+			r.fast[i] = decoderFor(f.DataTypeOID, f.Format)
+		}
+	}
+	raw := r.Rows.RawValues()
+	for i, f := range fields {
+		v, b := &dst[i], raw[i]
+		if b == nil {
+			*v = store.Value{Strings: v.Strings[:0]}
+			continue
+		}
+		ok := true
+		switch f.DataTypeOID {
+		case pgTextOID, pgVarcharOID:
+			v.Kind, v.Bytes = store.Text, b
+		case pgInt8OID, pgInt4OID, pgInt2OID, pgBoolOID, pgFloat8OID, pgTextArrayOID:
+			ok = f.Format == pgx.BinaryFormatCode && r.scanBinary(f.DataTypeOID, b, v)
+		default:
+			ok = false
+		}
+		if ok {
+			continue
+		}
+		var x any
+		if err := r.decode(i, b, &x); err != nil {
+			return err
+		}
+		*v = store.ValueOf(x)
+	}
+	return nil
+}
+
+// scanBinary reads a value of type oid in binary format into v; false
+// for one of a size or shape it leaves to decode.
+func (r *pgRows) scanBinary(oid uint32, b []byte, v *store.Value) bool {
+	switch oid {
+	case pgInt8OID:
+		if len(b) != 8 {
+			return false
+		}
+		v.Kind, v.Int = store.Int, int64(binary.BigEndian.Uint64(b))
+	case pgInt4OID:
+		if len(b) != 4 {
+			return false
+		}
+		v.Kind, v.Int = store.Int, int64(int32(binary.BigEndian.Uint32(b)))
+	case pgInt2OID:
+		if len(b) != 2 {
+			return false
+		}
+		v.Kind, v.Int = store.Int, int64(int16(binary.BigEndian.Uint16(b)))
+	case pgBoolOID:
+		if len(b) != 1 {
+			return false
+		}
+		v.Kind, v.Int = store.Bool, int64(b[0]&1)
+	case pgFloat8OID:
+		if len(b) != 8 {
+			return false
+		}
+		v.Kind, v.Float = store.Float, math.Float64frombits(binary.BigEndian.Uint64(b))
+	case pgTextArrayOID:
+		ss, err := appendTextArray(b, v.Strings[:0], borrow)
+		if err != nil {
+			return false // decode reports it (or pgx decodes more dimensions)
+		}
+		v.Kind, v.Strings = store.Strings, ss
+	}
+	return true
 }
 
 // textArray turns the []any pgx gives for a text[] into []string.

@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"unsafe"
 
 	"reportdb"
 )
@@ -62,21 +63,102 @@ type Rows interface {
 	Close()
 }
 
-// BorrowingRows are rows that can also scan text values as byte slices
-// into their own buffer instead of strings: no copy, but the bytes are
-// only valid until the next call to Next or Close. For a consumer that
-// is done with a row's values before it moves on (the JSON encoder of a
-// response, which appends them to the body).
-type BorrowingRows interface {
-	Rows
-	ScanBorrowed(dest ...any) error
+// Kind is the kind of a Value.
+type Kind uint8
+
+// The kinds of Values: what Scan would store, without the boxing.
+const (
+	Null    Kind = iota
+	Int          // Value.Int
+	Float        // Value.Float
+	Bool         // Value.Int: 0 or 1
+	Text         // Value.Bytes
+	Strings      // Value.Strings (a text array)
+	Other        // Value.Any: another type, as Scan stores it
+)
+
+// Value is one column of a row as ScanValues reads it. Reading a row of
+// values into a []Value allocates nothing: putting an integer or a byte
+// slice into an interface does, once per value, which for a page of
+// 1,000 events of 21 columns was a quarter of the server's CPU time for
+// the request.
+type Value struct {
+	Kind    Kind
+	Int     int64
+	Float   float64
+	Bytes   []byte
+	Strings []string
+	Any     any
 }
 
-// ScanBorrowed scans rows' current row into dest, text as bytes borrowed
-// from rows when they can (BorrowingRows), else as Scan does.
-func ScanBorrowed(rows Rows, dest ...any) error {
-	if b, ok := rows.(BorrowingRows); ok {
-		return b.ScanBorrowed(dest...)
+// ValueOf is the Value of x as Scan stores it. A string's bytes are the
+// string's own (the Value is read, never written).
+func ValueOf(x any) Value {
+	switch v := x.(type) {
+	case nil:
+		return Value{}
+	case int64:
+		return Value{Kind: Int, Int: v}
+	case int32:
+		return Value{Kind: Int, Int: int64(v)}
+	case int16:
+		return Value{Kind: Int, Int: int64(v)}
+	case int8:
+		return Value{Kind: Int, Int: int64(v)}
+	case int:
+		return Value{Kind: Int, Int: int64(v)}
+	case float64:
+		return Value{Kind: Float, Float: v}
+	case bool:
+		if v {
+			return Value{Kind: Bool, Int: 1}
+		}
+		return Value{Kind: Bool}
+	case string:
+		return Value{Kind: Text, Bytes: unsafe.Slice(unsafe.StringData(v), len(v))}
+	case []byte:
+		return Value{Kind: Text, Bytes: v}
+	case []string:
+		return Value{Kind: Strings, Strings: v}
 	}
-	return rows.Scan(dest...)
+	return Value{Kind: Other, Any: x}
+}
+
+// ValueRows are rows that read a row into Values (ScanValues) without
+// copying: text and the elements of arrays are the row's own bytes, only
+// valid until the next call to Next or Close. For a consumer that is done
+// with a row's values before it moves on (the JSON encoder of a response,
+// which appends them to the body).
+type ValueRows interface {
+	Rows
+	ScanValues(dst []Value) error
+}
+
+// Scanner reads rows into Values: with ScanValues where the rows have it,
+// else with Scan and ValueOf (in a buffer of its own, reused row after
+// row).
+type Scanner struct {
+	vals []any
+	dest []any
+}
+
+// Scan reads rows' current row into dst (one Value per column).
+func (s *Scanner) Scan(rows Rows, dst []Value) error {
+	if v, ok := rows.(ValueRows); ok {
+		return v.ScanValues(dst)
+	}
+	if len(s.vals) != len(dst) {
+		s.vals = make([]any, len(dst))
+		s.dest = make([]any, len(dst))
+		for i := range s.vals {
+			s.dest[i] = &s.vals[i]
+		}
+	}
+	if err := rows.Scan(s.dest...); err != nil {
+		return err
+	}
+	for i, x := range s.vals {
+		dst[i] = ValueOf(x)
+	}
+	return nil
 }
