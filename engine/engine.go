@@ -7,6 +7,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -30,6 +31,8 @@ type Engine struct {
 	// hashHead is the head's bound of the last lookup by one report's
 	// hash (see Engine.head).
 	hashHead atomic.Pointer[hashHead]
+	// noApart: pages of events join their reports (tests compare)
+	noApart bool
 }
 
 // New returns an engine over b. The backend is asked for its dialect at
@@ -172,8 +175,24 @@ func render[P any](d sqlgen.Dialect, p P, withTotal bool, rows, count func(sqlge
 // Query runs a plan and calls fn with its rows and, when withTotal is
 // set, the number of rows it has without limit and offset (else -1).
 func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn func(rows *Rows, total int64) error) error {
+	// A page of events reads its reports apart (sqlgen.ReportsApart), but
+	// for one with a total: that runs in a snapshot, on one connection,
+	// and reading the reports on another while holding it could wait for
+	// the pool forever.
+	err := e.query(ctx, p, withTotal, !withTotal && !e.noApart, fn)
+	if errors.Is(err, errReportGone) {
+		err = e.query(ctx, p, withTotal, false, fn)
+	}
+	return err
+}
+
+func (e *Engine) query(ctx context.Context, p *query.Plan, withTotal, apart bool, fn func(rows *Rows, total int64) error) error {
 	d := e.b.Dialect()
-	opts, n, k := strategy(d, p, options(d, p))
+	opts := options(d, p)
+	if apart {
+		opts = append(opts, sqlgen.ReportsApart())
+	}
+	opts, n, k := strategy(d, p, opts)
 	built, count, err := render(d, p, withTotal,
 		func(d sqlgen.Dialect, p *query.Plan) (*sqlgen.Built, error) { return sqlgen.Select(d, p, opts...) },
 		func(d sqlgen.Dialect, p *query.Plan) (*sqlgen.Built, error) { return sqlgen.Count(d, p, opts...) })
@@ -195,6 +214,16 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 	}
 	return e.runPlan(ctx, n, k, built, count, func(rows store.Rows, total int64) error {
 		enc := newRowEncoder(built.Columns)
+		if built.Apart != nil {
+			// not in a snapshot (no count): the reports are read on
+			// the pool once the page's rows are read and closed
+			a, err := readApart(ctx, e.b, rows, built, enc)
+			if err != nil {
+				return err
+			}
+			defer a.release()
+			return fn(&Rows{rows: a, encode: a.appendRow}, total)
+		}
 		return fn(&Rows{rows: rows, encode: func(b []byte) ([]byte, error) {
 			return enc.appendRow(b, rows)
 		}}, total)

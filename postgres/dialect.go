@@ -102,6 +102,9 @@ func (d Dialect) BoundedColumn(t query.Table, alias, col string, bound func(id s
 	return alias + "." + col, false
 }
 
+// InIDs implements sqlgen.IDArrays.
+func (Dialect) InIDs(col, ph string) string { return col + " = ANY(" + ph + ")" }
+
 // and is " AND " c, or "" for no condition c.
 func and(c string) string {
 	if c == "" {

@@ -34,6 +34,9 @@ type Built struct {
 	// [lo, hi), to be bound before it runs.
 	Keyed   bool
 	KeyArgs []int
+	// Apart, when set, reads the reports of the statement's rows: its
+	// last result column is each row's report id (see ReportsApart).
+	Apart *Apart
 }
 
 // OutCol is one output key of a result row.
@@ -44,6 +47,9 @@ type OutCol struct {
 	Width int // SQL result columns consumed: 1, or 2 for avg (sum, count) and blobs (data, hash)
 	// BlobSuffix is the href suffix of report blobs.
 	BlobSuffix string
+	// Apart is set when the value is the row's report's, read by
+	// Built.Apart rather than in the row.
+	Apart bool
 }
 
 type builder struct {
@@ -79,11 +85,15 @@ type builder struct {
 	// answer, so that the scan reads no row even where the database does
 	// not skip a gated branch, as SQLite materialising the window does not)
 	distinctGate string
+	// apartOK allows a page of events to read its reports apart
+	// (ReportsApart), apart records that it does
+	apartOK bool
+	apart   *Apart
 }
 
 func (b *builder) built(sql string, cols []OutCol) *Built {
 	return &Built{SQL: sql, Args: b.args, Columns: cols, ValueSensitive: b.sensitive, ReportIDArgs: b.idArgs,
-		Narrowed: b.narrowed, EventWindows: b.windows, Keyed: b.keyedDone, KeyArgs: b.keyArgs}
+		Narrowed: b.narrowed, EventWindows: b.windows, Keyed: b.keyedDone, KeyArgs: b.keyArgs, Apart: b.apart}
 }
 
 // rangeArg binds a value compared with a range or regular-expression
@@ -149,8 +159,15 @@ func Select(d Dialect, p *query.Plan, opts ...Option) (*Built, error) {
 	}
 	b.decideNarrow(p)
 	b.decideKeyed(p)
-	sel, cols := b.selectList(p)
-	sql, err := b.statement(p, sel, nil, true)
+	var sel string
+	var selUses *uses
+	var cols []OutCol
+	if b.apartOK && apartable(d, p) {
+		sel, selUses, cols, b.apart = b.apartSelect(p)
+	} else {
+		sel, cols = b.selectList(p)
+	}
+	sql, err := b.statement(p, sel, selUses, true)
 	if err != nil {
 		return nil, err
 	}
