@@ -15,6 +15,16 @@ import (
 // one. The page is then read again with its join.
 var errReportGone = errors.New("a report of the page was dropped while it was read")
 
+// errPageTooLarge is a page that outgrew apartMaxBytes while it was read
+// whole: it is read again with its join, which streams its rows.
+var errPageTooLarge = errors.New("the page is too large to be held")
+
+// apartMaxBytes bounds the JSON of a page held in memory while its reports
+// are read (a page of 1,000 events of the medium fleet is 0.9 MB; events
+// can carry values of any size): a page that outgrows it is read again
+// with its join.
+var apartMaxBytes = 16 << 20
+
 // apartPage is a page of events whose reports were read apart
 // (sqlgen.ReportsApart), encoded as the statement with the join would be:
 // the page is read whole and its rows encoded but for their reports'
@@ -38,7 +48,7 @@ var pages = sync.Pool{New: func() any { return new(apartPage) }}
 
 // release returns a's buffers for another page; a is not used after.
 func (a *apartPage) release() {
-	if cap(a.buf) > 16<<20 {
+	if cap(a.buf) > apartMaxBytes {
 		return // an outsized page's buffers go to the collector
 	}
 	pages.Put(a)
@@ -93,6 +103,9 @@ func readApart(ctx context.Context, q store.Querier, rows store.Rows, b *sqlgen.
 		a.buf = append(a.buf, '}')
 		a.ends = append(a.ends, len(a.buf))
 		a.n++
+		if len(a.buf) > apartMaxBytes {
+			return nil, errPageTooLarge
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -178,9 +178,10 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 	// A page of events reads its reports apart (sqlgen.ReportsApart), but
 	// for one with a total: that runs in a snapshot, on one connection,
 	// and reading the reports on another while holding it could wait for
-	// the pool forever.
+	// the pool forever. A page whose report is gone by the time it is
+	// read, or too large to hold, is read again with its join.
 	err := e.query(ctx, p, withTotal, !withTotal && !e.noApart, fn)
-	if errors.Is(err, errReportGone) {
+	if errors.Is(err, errReportGone) || errors.Is(err, errPageTooLarge) {
 		err = e.query(ctx, p, withTotal, false, fn)
 	}
 	return err

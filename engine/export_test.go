@@ -4,3 +4,11 @@ package engine
 // (sqlgen.ReportsApart) on or off (on by default), so that tests can
 // compare the two.
 func (e *Engine) ReadReportsApart(on bool) { e.noApart = !on }
+
+// SetApartMaxBytes sets the bound of a page held while its reports are
+// read apart, and returns a function that restores it.
+func SetApartMaxBytes(n int) (restore func()) {
+	old := apartMaxBytes
+	apartMaxBytes = n
+	return func() { apartMaxBytes = old }
+}
