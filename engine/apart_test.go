@@ -65,8 +65,7 @@ func apartReport(r *rand.Rand, i int, times []int) *reportdb.Report {
 	return rep
 }
 
-// pageRows runs a plan over events and returns its rows as JSON, in
-// order.
+// pageRows runs a plan and returns its rows as JSON, in order.
 func pageRows(t *testing.T, eng *engine.Engine, p *query.Plan) []string {
 	t.Helper()
 	var rows []string

@@ -102,14 +102,7 @@ func appendValue(b []byte, c sqlgen.OutCol, v []store.Value) ([]byte, error) {
 		case store.Text:
 			return append(b, x.Bytes...), nil
 		case store.Strings:
-			b = append(b, '[')
-			for i, e := range x.Strings {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = jsonv.AppendString(b, e)
-			}
-			return append(b, ']'), nil
+			return jsonv.AppendStrings(b, x.Strings), nil
 		}
 	case query.JSONValue:
 		if x.Kind == store.Text {

@@ -170,12 +170,7 @@ func (r *narrowedRows) NumColumns() int { return r.cur.NumColumns() }
 
 func (r *narrowedRows) Scan(dest ...any) error { return r.cur.Scan(dest...) }
 
-func (r *narrowedRows) ScanValues(dst []store.Value) error {
-	if v, ok := r.cur.(store.ValueRows); ok {
-		return v.ScanValues(dst)
-	}
-	return r.scan.Scan(r.cur, dst)
-}
+func (r *narrowedRows) ScanValues(dst []store.Value) error { return r.scan.Scan(r.cur, dst) }
 
 func (r *narrowedRows) Err() error {
 	if r.err != nil {

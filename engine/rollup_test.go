@@ -252,31 +252,20 @@ func answer(t *testing.T, b engine.Backend, e *query.Entity, q any, total bool) 
 	if err != nil {
 		t.Fatalf("%v: %v", q, err)
 	}
-	var rows []string
+	if !total {
+		rows := pageRows(t, engine.New(b), p)
+		slices.Sort(rows)
+		return strings.Join(rows, "\n")
+	}
 	var n int64
-	err = engine.New(b).Query(context.Background(), p, total, func(res *engine.Rows, tot int64) error {
+	err = engine.New(b).Query(context.Background(), p, true, func(_ *engine.Rows, tot int64) error {
 		n = tot
-		if total {
-			return nil
-		}
-		var buf []byte
-		for res.Next() {
-			var err error
-			if buf, err = res.AppendJSON(buf[:0]); err != nil {
-				return err
-			}
-			rows = append(rows, string(buf))
-		}
-		return res.Err()
+		return nil
 	})
 	if err != nil {
 		t.Fatalf("%v: %v", q, err)
 	}
-	if total {
-		return fmt.Sprint(n)
-	}
-	slices.Sort(rows)
-	return strings.Join(rows, "\n")
+	return fmt.Sprint(n)
 }
 
 // storeInBatches stores rs in batches of 1 to most reports, a quarter of

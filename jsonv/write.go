@@ -31,6 +31,19 @@ func plainASCII8(w uint64) bool {
 	return (w&msb8)|hasLess(w, 0x20)|hasZero(w^(lsb8*'"'))|hasZero(w^(lsb8*'\\')) == 0
 }
 
+// AppendStrings appends ss as a compact JSON array of strings (as
+// AppendCompact does, without boxing the slice).
+func AppendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, e := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, e)
+	}
+	return append(dst, ']')
+}
+
 // AppendString appends s as a JSON string escaped the way Jackson does by
 // default: '"' and '\\' escaped, control characters as \b \t \n \f \r or
 // \u00XX (upper-case hex), everything else (including '/', non-ASCII,
@@ -116,14 +129,7 @@ func AppendCompact(dst []byte, v any) []byte {
 		}
 		return append(dst, ']')
 	case []string:
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendString(dst, e)
-		}
-		return append(dst, ']')
+		return AppendStrings(dst, x)
 	case *Object:
 		dst = append(dst, '{')
 		for i, k := range x.Keys {

@@ -373,13 +373,7 @@ func (r *pgRows) Scan(dest ...any) error {
 	if len(dest) != len(fields) {
 		return mapError(r.Rows.Scan(dest...)) // pgx's error
 	}
-	if r.fast == nil { // the columns do not change from row to row
-		r.fast = make([]decoder, len(fields))
-		r.pass = make([]any, len(fields))
-		for i, f := range fields {
-			r.fast[i] = decoderFor(f.DataTypeOID, f.Format)
-		}
-	}
+	r.decoders(fields)
 	raw := r.Rows.RawValues()
 	slow := false
 	for i, d := range dest {
@@ -410,6 +404,19 @@ func (r *pgRows) Scan(dest ...any) error {
 		}
 	}
 	return nil
+}
+
+// decoders sets up, at the first row, each column's decoder and the
+// destinations handed to pgx (the columns do not change from row to row).
+func (r *pgRows) decoders(fields []pgconn.FieldDescription) {
+	if r.fast != nil {
+		return
+	}
+	r.fast = make([]decoder, len(fields))
+	r.pass = make([]any, len(fields))
+	for i, f := range fields {
+		r.fast[i] = decoderFor(f.DataTypeOID, f.Format)
+	}
 }
 
 // decode decodes column i's raw value (not NULL) with its decoder into
@@ -450,12 +457,7 @@ func (r *pgRows) ScanValues(dst []store.Value) error {
 	if len(dst) != len(fields) {
 		return fmt.Errorf("%d values for %d columns", len(dst), len(fields))
 	}
-	if r.fast == nil {
-		r.fast = make([]decoder, len(fields))
-		for i, f := range fields {
-			r.fast[i] = decoderFor(f.DataTypeOID, f.Format)
-		}
-	}
+	r.decoders(fields)
 	raw := r.Rows.RawValues()
 	for i, f := range fields {
 		v, b := &dst[i], raw[i]
