@@ -13,12 +13,10 @@ IP=$!
 sleep 8
 declare -A A
 for p in $(pgrep -f "postgres: 15/main: postgres $DB"); do A[$p]=$(cat /proc/$p/schedstat); done
-S0=$(cat /proc/$SP/schedstat)
 b0=$(curl -s http://127.0.0.1:$PORT/metrics | grep -E "^reportdb_commit_batch_size_count" | awk '{print $2}')
 sleep 10
 b1=$(curl -s http://127.0.0.1:$PORT/metrics | grep -E "^reportdb_commit_batch_size_count" | awk '{print $2}')
 for p in "${!A[@]}"; do set -- ${A[$p]}; r0=$1; w0=$2; set -- $(cat /proc/$p/schedstat); echo "backend $p: on-cpu $(( ($1-r0)/1000000 )) ms, runqueue wait $(( ($2-w0)/1000000 )) ms over 10 s"; done
-set -- $S0; r0=$1; w0=$2; set -- $(cat /proc/$SP/schedstat); echo "server (all threads? main only): on-cpu $(( ($1-r0)/1000000 )) ms wait $(( ($2-w0)/1000000 )) ms"
 echo "batches in the 10 s: $((b1-b0))"
 wait $IP; kill $SP; wait $SP 2>/dev/null
 grep "end to end" /tmp/pi-$PORT/ing.txt
