@@ -13,10 +13,14 @@ import (
 
 func main() {
 	// reportdb's live heap is small (tens of MB) while it allocates fast
-	// parsing reports; collecting at 4x the live heap instead of 2x halves
-	// GC CPU for a few more MB. GOGC in the environment still wins.
+	// parsing reports; collecting at 3x the live heap instead of Go's 2x
+	// takes GC CPU off ingest and queries for a few MB. At 5x (GOGC=400)
+	// the medium fleet's concurrent query mix peaked at 74-80 MB of RSS,
+	// at 3x at 53-56 MB, with the same requests/s (522 vs 523, three
+	// interleaved rounds) and ingest rate (docs/scaling.md, stop 38).
+	// GOGC in the environment still wins.
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
+		debug.SetGCPercent(200)
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
