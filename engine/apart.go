@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"sync"
 
+	"reportdb"
 	"reportdb/query/sqlgen"
 	"reportdb/store"
+	"reportdb/wire"
 )
 
 // errReportGone is a report of a page that its statement by ids did not
@@ -196,4 +198,222 @@ func (a *apartPage) appendRow(b []byte) ([]byte, error) {
 		start = end
 	}
 	return b, nil
+}
+
+// errEventsShape is an event whose values readEventsApart does not read
+// (a containment path of more dimensions than one, say): the page is then
+// read again with its events' subquery, whose values the backend decodes.
+var errEventsShape = errors.New("an event of the page has values of another shape")
+
+// readEventsApart reads the page of reports (rendered as b, with
+// b.Apart.Events set) and encodes it with enc but for each report's
+// resource_events data, then closes the rows and reads the page's events
+// with q, each report's encoded as its resource_events data. A report
+// whose events are not all found (retention dropped its day in between)
+// is errReportGone.
+func readEventsApart(ctx context.Context, q store.Querier, rows store.Rows, b *sqlgen.Built, enc *rowEncoder) (*apartPage, error) {
+	defer rows.Close()
+	a := pages.Get().(*apartPage)
+	*a = apartPage{buf: a.buf[:0], ends: a.ends[:0], rep: a.rep[:0], reps: a.reps[:0], repAt: a.repAt[:0]}
+	for _, c := range b.Columns {
+		if c.Apart {
+			a.cols++
+		}
+	}
+	width := rows.NumColumns()
+	var sc store.Scanner
+	vals := make([]store.Value, width)
+	index := map[int64]int{} // report id: its index in ids
+	var ids, want []int64    // the page's reports and their numbers of events
+	for rows.Next() {
+		if err := sc.Scan(rows, vals); err != nil {
+			return nil, err
+		}
+		id, total := vals[width-2], vals[width-1]
+		if id.Kind != store.Int || total.Kind != store.Int {
+			return nil, fmt.Errorf("report id and events of %s, %s", describe(id), describe(total))
+		}
+		r, ok := index[id.Int]
+		if !ok {
+			r = len(ids)
+			index[id.Int] = r
+			ids = append(ids, id.Int)
+			want = append(want, total.Int)
+		}
+		a.rep = append(a.rep, r)
+		a.buf = append(a.buf, '{')
+		j := 0
+		for i, c := range b.Columns {
+			a.buf = append(a.buf, enc.keys[i]...)
+			if c.Apart {
+				// {"data":EVENTS,"href":"/pdb/query/v4/reports/HASH/events"}
+				// the events go between the two pieces
+				a.buf = append(a.buf, `{"data":`...)
+				a.ends = append(a.ends, len(a.buf))
+				a.buf = appendHref(a.buf, vals[j], c.BlobSuffix)
+				a.buf = append(a.buf, '}')
+				j += c.Width
+				continue
+			}
+			var err error
+			if a.buf, err = appendValue(a.buf, c, vals[j:j+c.Width]); err != nil {
+				return nil, fmt.Errorf("column %s: %w", c.Name, err)
+			}
+			j += c.Width
+		}
+		a.buf = append(a.buf, '}')
+		a.ends = append(a.ends, len(a.buf))
+		a.n++
+		if len(a.buf) > apartMaxBytes {
+			return nil, errPageTooLarge
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close() // its connection is free for the events
+	if len(ids) == 0 {
+		return a, nil
+	}
+	lo, hi := ids[0], ids[0]
+	for _, id := range ids {
+		lo, hi = min(lo, id), max(hi, id)
+	}
+	// a report without events is null, as its subquery's aggregate
+	a.reps = append(a.reps, "null"...)
+	a.repAt = append(a.repAt, make([]int, len(ids)*2)...)
+	for r := range ids {
+		a.repAt[2*r], a.repAt[2*r+1] = 0, len("null")
+	}
+	rr, err := q.Query(ctx, store.Statement{SQL: b.Apart.SQL, Args: []any{ids, lo, hi}})
+	if err != nil {
+		return nil, err
+	}
+	defer rr.Close()
+	if n := rr.NumColumns(); n != 1+len(sqlgen.EventColumns) {
+		return nil, fmt.Errorf("%d columns of events, not %d", n, 1+len(sqlgen.EventColumns))
+	}
+	vals = make([]store.Value, 1+len(sqlgen.EventColumns))
+	found := make([]int64, len(ids))
+	var ev eventValues
+	cur := -1
+	for rr.Next() {
+		if err := sc.Scan(rr, vals); err != nil {
+			return nil, err
+		}
+		r, ok := index[vals[0].Int]
+		if vals[0].Kind != store.Int || !ok {
+			return nil, fmt.Errorf("events of report id %s not asked for", describe(vals[0]))
+		}
+		if r != cur {
+			if found[r] > 0 {
+				return nil, fmt.Errorf("events of report id %d not together", vals[0].Int)
+			}
+			if cur >= 0 {
+				a.reps = append(a.reps, ']')
+				a.repAt[2*cur+1] = len(a.reps)
+			}
+			cur = r
+			a.repAt[2*r] = len(a.reps)
+			a.reps = append(a.reps, '[')
+		} else {
+			a.reps = append(a.reps, ", "...)
+		}
+		e, err := ev.event(vals[1:])
+		if err != nil {
+			return nil, err
+		}
+		a.reps = wire.AppendResourceEvent(a.reps, e)
+		found[r]++
+		if len(a.buf)+len(a.reps) > apartMaxBytes {
+			return nil, errPageTooLarge
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return nil, err
+	}
+	if cur >= 0 {
+		a.reps = append(a.reps, ']')
+		a.repAt[2*cur+1] = len(a.reps)
+	}
+	for r := range ids {
+		if found[r] != want[r] {
+			return nil, errReportGone
+		}
+	}
+	return a, nil
+}
+
+// appendHref appends the end of a blob after its data: its href, for the
+// report's hash h.
+func appendHref(b []byte, h store.Value, suffix string) []byte {
+	b = append(b, `,"href":"/pdb/query/v4/reports/`...)
+	if h.Kind == store.Text {
+		b = append(b, h.Bytes...)
+	}
+	b = append(b, '/')
+	b = append(b, suffix...)
+	return append(b, '"')
+}
+
+// eventValues holds the event that event reads from one row of
+// sqlgen.EventColumns, its text borrowed from the row's values (valid
+// until the next row).
+type eventValues struct {
+	e    reportdb.Event
+	opt  [5]string
+	line int64
+}
+
+// event reads v (the values of sqlgen.EventColumns) into the event.
+func (x *eventValues) event(v []store.Value) (*reportdb.Event, error) {
+	x.e = reportdb.Event{}
+	text := func(v store.Value) (string, bool) {
+		if v.Kind != store.Text {
+			return "", false
+		}
+		return str(v.Bytes), true
+	}
+	opt := func(v store.Value, i int) (*string, bool) {
+		if v.Kind == store.Null {
+			return nil, true
+		}
+		s, ok := text(v)
+		x.opt[i] = s
+		return &x.opt[i], ok
+	}
+	var ok [13]bool
+	x.e.Status, ok[0] = text(v[0])
+	x.e.Timestamp, ok[1] = v[1].Int, v[1].Kind == store.Int
+	x.e.ResourceType, ok[2] = text(v[2])
+	x.e.ResourceTitle, ok[3] = text(v[3])
+	x.e.Property, ok[4] = opt(v[4], 0)
+	x.e.NewValue, ok[5] = text(v[5])
+	x.e.OldValue, ok[6] = text(v[6])
+	x.e.Message, ok[7] = opt(v[7], 1)
+	x.e.File, ok[8] = opt(v[8], 2)
+	switch v[9].Kind {
+	case store.Null:
+		ok[9] = true
+	case store.Int:
+		x.line = v[9].Int
+		x.e.Line, ok[9] = &x.line, true
+	}
+	switch v[10].Kind {
+	case store.Null:
+		ok[10] = true
+	case store.Strings:
+		x.e.ContainmentPath, ok[10] = v[10].Strings, true
+		if x.e.ContainmentPath == nil {
+			x.e.ContainmentPath = []string{}
+		}
+	}
+	x.e.ContainingClass, ok[11] = opt(v[11], 3)
+	x.e.Name, ok[12] = opt(v[12], 4)
+	for _, o := range ok {
+		if !o {
+			return nil, errEventsShape
+		}
+	}
+	return &x.e, nil
 }

@@ -58,10 +58,15 @@ func statement(b *sqlgen.Built) store.Statement {
 	return store.Statement{SQL: b.SQL, Args: b.Args, ValueSensitive: b.ValueSensitive}
 }
 
+// rowsFunc gets a statement's rows, the querier they were read with (the
+// snapshot's when there is a count: a further statement of the query
+// runs on it once the rows are closed) and the count (-1 when not asked
+// for).
+type rowsFunc func(q store.Querier, rows store.Rows, total int64) error
+
 // run executes a statement and, when count is not nil, the count of its
-// rows first, in one snapshot; fn gets the rows and the count (-1 when
-// not asked for).
-func (e *Engine) run(ctx context.Context, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
+// rows first, in one snapshot; fn gets the rows and the count.
+func (e *Engine) run(ctx context.Context, rowsSQL, count *sqlgen.Built, fn rowsFunc) error {
 	return e.runRows(ctx, nil, count, func(q store.Querier) (store.Rows, error) {
 		return q.Query(ctx, statement(rowsSQL))
 	}, fn)
@@ -70,7 +75,7 @@ func (e *Engine) run(ctx context.Context, rowsSQL, count *sqlgen.Built, fn func(
 // runRows is run with the rows opened by open (on the snapshot's
 // querier when count asks for one), after before, when set, has run on
 // that querier (it binds what the count and the rows read).
-func (e *Engine) runRows(ctx context.Context, before func(q store.Querier) error, count *sqlgen.Built, open func(q store.Querier) (store.Rows, error), fn func(rows store.Rows, total int64) error) error {
+func (e *Engine) runRows(ctx context.Context, before func(q store.Querier) error, count *sqlgen.Built, open func(q store.Querier) (store.Rows, error), fn rowsFunc) error {
 	exec := func(q store.Querier) error {
 		if before != nil {
 			if err := before(q); err != nil {
@@ -90,7 +95,7 @@ func (e *Engine) runRows(ctx context.Context, before func(q store.Querier) error
 			return err
 		}
 		defer rows.Close()
-		return fn(rows, total)
+		return fn(q, rows, total)
 	}
 	if count != nil {
 		return e.b.Snapshot(ctx, exec)
@@ -132,7 +137,7 @@ func (e *Engine) fallback(d sqlgen.Dialect, p *query.Plan, n *narrowing) error {
 
 // runPlan is run for the statements of a plan, or runNarrowed or
 // runKeyed as its strategy says.
-func (e *Engine) runPlan(ctx context.Context, n *narrowing, k *keying, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
+func (e *Engine) runPlan(ctx context.Context, n *narrowing, k *keying, rowsSQL, count *sqlgen.Built, fn rowsFunc) error {
 	switch {
 	case n != nil:
 		return e.runNarrowed(ctx, n, rowsSQL, count, fn)
@@ -180,18 +185,24 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 	// and reading the reports on another while holding it could wait for
 	// the pool forever. A page whose report is gone by the time it is
 	// read, or too large to hold, is read again with its join.
-	err := e.query(ctx, p, withTotal, !withTotal && !e.noApart, fn)
-	if errors.Is(err, errReportGone) || errors.Is(err, errPageTooLarge) {
-		err = e.query(ctx, p, withTotal, false, fn)
+	// A page of reports reads its events apart (sqlgen.EventsApart), in
+	// the snapshot too: there the events are read on the snapshot's
+	// connection once the page's rows are.
+	err := e.query(ctx, p, withTotal, !withTotal && !e.noApart, !e.noApart, fn)
+	if errors.Is(err, errReportGone) || errors.Is(err, errPageTooLarge) || errors.Is(err, errEventsShape) {
+		err = e.query(ctx, p, withTotal, false, false, fn)
 	}
 	return err
 }
 
-func (e *Engine) query(ctx context.Context, p *query.Plan, withTotal, apart bool, fn func(rows *Rows, total int64) error) error {
+func (e *Engine) query(ctx context.Context, p *query.Plan, withTotal, reportsApart, eventsApart bool, fn func(rows *Rows, total int64) error) error {
 	d := e.b.Dialect()
 	opts := options(d, p)
-	if apart {
+	if reportsApart {
 		opts = append(opts, sqlgen.ReportsApart())
+	}
+	if eventsApart {
+		opts = append(opts, sqlgen.EventsApart())
 	}
 	opts, n, k := strategy(d, p, opts)
 	built, count, err := render(d, p, withTotal,
@@ -213,12 +224,17 @@ func (e *Engine) query(ctx context.Context, p *query.Plan, withTotal, apart bool
 	if err := e.bindEventWindows(ctx, built, count, fb); err != nil {
 		return err
 	}
-	return e.runPlan(ctx, n, k, built, count, func(rows store.Rows, total int64) error {
+	return e.runPlan(ctx, n, k, built, count, func(q store.Querier, rows store.Rows, total int64) error {
 		enc := newRowEncoder(built.Columns)
 		if built.Apart != nil {
-			// not in a snapshot (no count): the reports are read on
-			// the pool once the page's rows are read and closed
-			a, err := readApart(ctx, e.b, rows, built, enc)
+			// the reports (or the events) are read once the page's
+			// rows are read and closed, on the pool or, for a page
+			// with a total, in its snapshot
+			read := readApart
+			if built.Apart.Events {
+				read = readEventsApart
+			}
+			a, err := read(ctx, q, rows, built, enc)
 			if err != nil {
 				return err
 			}
@@ -383,7 +399,7 @@ func (e *Engine) EventCounts(ctx context.Context, p *query.CountsPlan, withTotal
 	}
 	subject := query.SubjectColumns(p.SummarizeBy)
 	counts := query.CountColumns(p.Corrective)
-	return e.run(ctx, built, count, func(rows store.Rows, total int64) error {
+	return e.run(ctx, built, count, func(_ store.Querier, rows store.Rows, total int64) error {
 		vals := make([]any, len(subject)+len(counts))
 		dest := make([]any, len(vals))
 		for i := range vals {
@@ -585,7 +601,7 @@ func (e *Engine) ReportDocument(ctx context.Context, hash, field string) ([]byte
 	}
 	var data []byte
 	found := false
-	err = e.runPlan(ctx, n, k, built, nil, func(rows store.Rows, _ int64) error {
+	err = e.runPlan(ctx, n, k, built, nil, func(_ store.Querier, rows store.Rows, _ int64) error {
 		if rows.Next() {
 			found = true
 			var doc, hash any

@@ -68,7 +68,7 @@ func (k *keying) bind(ctx context.Context, q store.Querier, bs ...*sqlgen.Built)
 // runKeyed is run (see there) for a keyed query: rows and count were
 // rendered with sqlgen.Keyed, and are run as they are when they were not
 // keyed (a plan answered apart).
-func (e *Engine) runKeyed(ctx context.Context, k *keying, rowsSQL, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
+func (e *Engine) runKeyed(ctx context.Context, k *keying, rowsSQL, count *sqlgen.Built, fn rowsFunc) error {
 	if !rowsSQL.Keyed && (count == nil || !count.Keyed) {
 		return e.run(ctx, rowsSQL, count, fn)
 	}

@@ -286,7 +286,7 @@ func (e *Engine) head(ctx context.Context, q store.Querier, n *narrowing) (b *sq
 
 // runNarrowed is run (see there) for a narrowed query: plain is the
 // plan's statement as it is, which answers when no day has a report.
-func (e *Engine) runNarrowed(ctx context.Context, n *narrowing, plain, count *sqlgen.Built, fn func(rows store.Rows, total int64) error) error {
+func (e *Engine) runNarrowed(ctx context.Context, n *narrowing, plain, count *sqlgen.Built, fn rowsFunc) error {
 	return e.runRows(ctx, nil, count, func(q store.Querier) (store.Rows, error) {
 		head, w, restEmpty, ok, err := e.head(ctx, q, n)
 		if err != nil {

@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"reportdb"
+	"reportdb/query/sqlgen"
 	"reportdb/wire"
 )
 
@@ -202,3 +204,22 @@ func decodeEventRecord(rec []byte, e *reportdb.Event, opt *[5]string, line *int6
 // is valid only while v is, and v must not change meanwhile (a value of
 // the driver's row, rendered before the row moves on).
 func borrow(v []byte) string { return unsafe.String(unsafe.SliceData(v), len(v)) }
+
+// eventsByReportIDsSQL reads the events of a page of reports (see
+// sqlgen.EventsApart) in the order resourceEventsSQL aggregates them: a
+// report's events are in its day's partition, where the report_id index
+// gives equal ids in the order of their rows (ctid), which is the order
+// they were inserted in.
+var eventsByReportIDsSQL = `SELECT e.report_id, e.` + strings.Join(sqlgen.EventColumns, ", e.") +
+	` FROM resource_events e WHERE e.report_id = ANY($1) AND e.report_id >= $2 AND e.report_id <= $3` +
+	` ORDER BY e.report_id, e.ctid`
+
+// EventsByReportIDs implements sqlgen.EventsByIDs. Connections whose
+// results are text (TextResults) do not: the engine reads the events'
+// values in their binary form.
+func (d Dialect) EventsByReportIDs() string {
+	if d.TextResults {
+		return ""
+	}
+	return eventsByReportIDsSQL
+}

@@ -34,8 +34,9 @@ type Built struct {
 	// [lo, hi), to be bound before it runs.
 	Keyed   bool
 	KeyArgs []int
-	// Apart, when set, reads the reports of the statement's rows: its
-	// last result column is each row's report id (see ReportsApart).
+	// Apart, when set, reads the reports of the statement's rows, its
+	// last result column each row's report id (see ReportsApart), or the
+	// events of its reports (Apart.Events, see EventsApart).
 	Apart *Apart
 }
 
@@ -89,6 +90,9 @@ type builder struct {
 	// (ReportsApart), apart records that it does
 	apartOK bool
 	apart   *Apart
+	// eventsApartOK allows a page of reports to read its events apart
+	// (EventsApart)
+	eventsApartOK bool
 }
 
 func (b *builder) built(sql string, cols []OutCol) *Built {
@@ -162,9 +166,12 @@ func Select(d Dialect, p *query.Plan, opts ...Option) (*Built, error) {
 	var sel string
 	var selUses *uses
 	var cols []OutCol
-	if b.apartOK && apartable(d, p) {
+	switch {
+	case b.apartOK && apartable(d, p):
 		sel, selUses, cols, b.apart = b.apartSelect(p)
-	} else {
+	case b.eventsApartOK && eventsApartable(d, p):
+		sel, selUses, cols, b.apart = b.eventsApartSelect(p)
+	default:
 		sel, cols = b.selectList(p)
 	}
 	sql, err := b.statement(p, sel, selUses, true)
