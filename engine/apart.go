@@ -56,11 +56,8 @@ func (a *apartPage) release() {
 	pages.Put(a)
 }
 
-// readApart reads the page of rows (rendered as b, with b.Apart set) and
-// encodes it with enc, then closes the rows and reads their reports
-// with q.
-func readApart(ctx context.Context, q store.Querier, rows store.Rows, b *sqlgen.Built, enc *rowEncoder) (*apartPage, error) {
-	defer rows.Close()
+// newApartPage is a page to read apart for the statement rendered as b.
+func newApartPage(b *sqlgen.Built) *apartPage {
 	a := pages.Get().(*apartPage)
 	*a = apartPage{buf: a.buf[:0], ends: a.ends[:0], rep: a.rep[:0], reps: a.reps[:0], repAt: a.repAt[:0]}
 	for _, c := range b.Columns {
@@ -68,24 +65,42 @@ func readApart(ctx context.Context, q store.Querier, rows store.Rows, b *sqlgen.
 			a.cols++
 		}
 	}
+	return a
+}
+
+// readPage reads into a the rows of a page read apart (rendered as b),
+// encoded with enc: each row's JSON but for the values read apart (a.buf,
+// cut at each of them: a.ends) and the row's report (a.rep, an index of
+// ids, the page's report ids in the order it first names them). A row's
+// report id is its column idFromEnd columns from its end; gap renders an
+// apart column c around its gap (marked in a.ends) from v, the row's
+// values from c's on, and returns how many of them are c's (none for a
+// report column of a page of events). first, when set, gets the row's
+// values when its report is first seen.
+func readPage(rows store.Rows, b *sqlgen.Built, enc *rowEncoder, a *apartPage, idFromEnd int,
+	gap func(c sqlgen.OutCol, v []store.Value) int, first func(vals []store.Value) error) (ids []int64, index map[int64]int, err error) {
 	width := rows.NumColumns()
 	var sc store.Scanner
 	vals := make([]store.Value, width)
-	index := map[int64]int{} // report id: its index in ids
-	var ids []int64
+	index = map[int64]int{} // report id: its index in ids
 	for rows.Next() {
 		if err := sc.Scan(rows, vals); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		id := vals[width-1]
+		id := vals[width-idFromEnd]
 		if id.Kind != store.Int {
-			return nil, fmt.Errorf("report id of %s", describe(id))
+			return nil, nil, fmt.Errorf("report id of %s", describe(id))
 		}
 		r, ok := index[id.Int]
 		if !ok {
 			r = len(ids)
 			index[id.Int] = r
 			ids = append(ids, id.Int)
+			if first != nil {
+				if err := first(vals); err != nil {
+					return nil, nil, err
+				}
+			}
 		}
 		a.rep = append(a.rep, r)
 		a.buf = append(a.buf, '{')
@@ -93,12 +108,12 @@ func readApart(ctx context.Context, q store.Querier, rows store.Rows, b *sqlgen.
 		for i, c := range b.Columns {
 			a.buf = append(a.buf, enc.keys[i]...)
 			if c.Apart {
-				a.ends = append(a.ends, len(a.buf))
+				j += gap(c, vals[j:])
 				continue
 			}
 			var err error
 			if a.buf, err = appendValue(a.buf, c, vals[j:j+c.Width]); err != nil {
-				return nil, fmt.Errorf("column %s: %w", c.Name, err)
+				return nil, nil, fmt.Errorf("column %s: %w", c.Name, err)
 			}
 			j += c.Width
 		}
@@ -106,26 +121,48 @@ func readApart(ctx context.Context, q store.Querier, rows store.Rows, b *sqlgen.
 		a.ends = append(a.ends, len(a.buf))
 		a.n++
 		if len(a.buf) > apartMaxBytes {
-			return nil, errPageTooLarge
+			return nil, nil, errPageTooLarge
 		}
 	}
-	if err := rows.Err(); err != nil {
+	return ids, index, rows.Err()
+}
+
+// idBounds are the least and greatest of ids (not empty).
+func idBounds(ids []int64) (lo, hi int64) {
+	lo, hi = ids[0], ids[0]
+	for _, id := range ids {
+		lo, hi = min(lo, id), max(hi, id)
+	}
+	return lo, hi
+}
+
+// readApart reads the page of rows (rendered as b, with b.Apart set) and
+// encodes it with enc, then closes the rows and reads their reports
+// with q.
+func readApart(ctx context.Context, q store.Querier, rows store.Rows, b *sqlgen.Built, enc *rowEncoder) (*apartPage, error) {
+	defer rows.Close()
+	a := newApartPage(b)
+	// a report column is not in the row: the gap alone
+	gap := func(sqlgen.OutCol, []store.Value) int {
+		a.ends = append(a.ends, len(a.buf))
+		return 0
+	}
+	ids, index, err := readPage(rows, b, enc, a, 1, gap, nil)
+	if err != nil {
 		return nil, err
 	}
 	rows.Close() // its connection is free for the reports
 	if len(ids) == 0 {
 		return a, nil
 	}
-	lo, hi := ids[0], ids[0]
-	for _, id := range ids {
-		lo, hi = min(lo, id), max(hi, id)
-	}
+	lo, hi := idBounds(ids)
+	var sc store.Scanner
 	rr, err := q.Query(ctx, store.Statement{SQL: b.Apart.SQL, Args: []any{ids, lo, hi}})
 	if err != nil {
 		return nil, err
 	}
 	defer rr.Close()
-	vals = make([]store.Value, rr.NumColumns())
+	vals := make([]store.Value, rr.NumColumns())
 	a.repAt = append(a.repAt, make([]int, len(ids)*(a.cols+1))...)
 	found := make([]bool, len(ids))
 	nfound := 0
@@ -213,72 +250,33 @@ var errEventsShape = errors.New("an event of the page has values of another shap
 // is errReportGone.
 func readEventsApart(ctx context.Context, q store.Querier, rows store.Rows, b *sqlgen.Built, enc *rowEncoder) (*apartPage, error) {
 	defer rows.Close()
-	a := pages.Get().(*apartPage)
-	*a = apartPage{buf: a.buf[:0], ends: a.ends[:0], rep: a.rep[:0], reps: a.reps[:0], repAt: a.repAt[:0]}
-	for _, c := range b.Columns {
-		if c.Apart {
-			a.cols++
-		}
-	}
-	width := rows.NumColumns()
-	var sc store.Scanner
-	vals := make([]store.Value, width)
-	index := map[int64]int{} // report id: its index in ids
-	var ids, want []int64    // the page's reports and their numbers of events
-	for rows.Next() {
-		if err := sc.Scan(rows, vals); err != nil {
-			return nil, err
-		}
-		id, total := vals[width-2], vals[width-1]
-		if id.Kind != store.Int || total.Kind != store.Int {
-			return nil, fmt.Errorf("report id and events of %s, %s", describe(id), describe(total))
-		}
-		r, ok := index[id.Int]
-		if !ok {
-			r = len(ids)
-			index[id.Int] = r
-			ids = append(ids, id.Int)
-			want = append(want, total.Int)
-		}
-		a.rep = append(a.rep, r)
-		a.buf = append(a.buf, '{')
-		j := 0
-		for i, c := range b.Columns {
-			a.buf = append(a.buf, enc.keys[i]...)
-			if c.Apart {
-				// {"data":EVENTS,"href":"/pdb/query/v4/reports/HASH/events"}
-				// the events go between the two pieces
-				a.buf = append(a.buf, `{"data":`...)
-				a.ends = append(a.ends, len(a.buf))
-				a.buf = appendHref(a.buf, vals[j], c.BlobSuffix)
-				a.buf = append(a.buf, '}')
-				j += c.Width
-				continue
-			}
-			var err error
-			if a.buf, err = appendValue(a.buf, c, vals[j:j+c.Width]); err != nil {
-				return nil, fmt.Errorf("column %s: %w", c.Name, err)
-			}
-			j += c.Width
-		}
-		a.buf = append(a.buf, '}')
+	a := newApartPage(b)
+	// {"data":EVENTS,"href":"/pdb/query/v4/reports/HASH/events"}: the
+	// events go between the two pieces, the row's value is the hash
+	gap := func(c sqlgen.OutCol, v []store.Value) int {
+		a.buf = append(a.buf, `{"data":`...)
 		a.ends = append(a.ends, len(a.buf))
-		a.n++
-		if len(a.buf) > apartMaxBytes {
-			return nil, errPageTooLarge
-		}
+		a.buf = append(appendHref(a.buf, v[0], c.BlobSuffix), '}')
+		return c.Width
 	}
-	if err := rows.Err(); err != nil {
+	var want []int64 // per report, its number of events (ev_total, the last column)
+	first := func(vals []store.Value) error {
+		n := vals[len(vals)-1]
+		if n.Kind != store.Int {
+			return fmt.Errorf("number of events of %s", describe(n))
+		}
+		want = append(want, n.Int)
+		return nil
+	}
+	ids, index, err := readPage(rows, b, enc, a, 2, gap, first)
+	if err != nil {
 		return nil, err
 	}
 	rows.Close() // its connection is free for the events
 	if len(ids) == 0 {
 		return a, nil
 	}
-	lo, hi := ids[0], ids[0]
-	for _, id := range ids {
-		lo, hi = min(lo, id), max(hi, id)
-	}
+	lo, hi := idBounds(ids)
 	// a report without events is null, as its subquery's aggregate
 	a.reps = append(a.reps, "null"...)
 	a.repAt = append(a.repAt, make([]int, len(ids)*2)...)
@@ -293,7 +291,8 @@ func readEventsApart(ctx context.Context, q store.Querier, rows store.Rows, b *s
 	if n := rr.NumColumns(); n != 1+len(sqlgen.EventColumns) {
 		return nil, fmt.Errorf("%d columns of events, not %d", n, 1+len(sqlgen.EventColumns))
 	}
-	vals = make([]store.Value, 1+len(sqlgen.EventColumns))
+	var sc store.Scanner
+	vals := make([]store.Value, 1+len(sqlgen.EventColumns))
 	found := make([]int64, len(ids))
 	var ev eventValues
 	cur := -1

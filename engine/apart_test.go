@@ -65,11 +65,42 @@ func apartReport(r *rand.Rand, i int, times []int) *reportdb.Report {
 	return rep
 }
 
+// apartFleet is a new PostgreSQL database holding n reports of
+// apartReport, stored in random batches (duplicates among them) from the
+// random source seed.
+func apartFleet(t *testing.T, seed int64, n int) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), pgtest.NewDatabase(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	r := rand.New(rand.NewSource(seed))
+	var all []*reportdb.Report
+	times := r.Perm(n * 8)
+	for i := 0; i < n; i++ {
+		all = append(all, apartReport(r, i, times))
+	}
+	storeInBatches(t, db, r, all, all, 50)
+	return db
+}
+
 // pageRows runs a plan and returns its rows as JSON, in order.
 func pageRows(t *testing.T, eng *engine.Engine, p *query.Plan) []string {
 	t.Helper()
+	rows, _ := queryPage(t, eng, p, false)
+	return rows
+}
+
+// queryPage runs a plan, with its total (include_total, which runs it in
+// a snapshot) when withTotal is set, and returns its rows as JSON, in
+// order, and the total (-1 without).
+func queryPage(t *testing.T, eng *engine.Engine, p *query.Plan, withTotal bool) ([]string, int64) {
+	t.Helper()
 	var rows []string
-	err := eng.Query(context.Background(), p, false, func(res *engine.Rows, _ int64) error {
+	var n int64
+	err := eng.Query(context.Background(), p, withTotal, func(res *engine.Rows, total int64) error {
+		n = total
 		var buf []byte
 		for res.Next() {
 			var err error
@@ -83,7 +114,7 @@ func pageRows(t *testing.T, eng *engine.Engine, p *query.Plan) []string {
 	if err != nil {
 		t.Fatalf("%v: %v", p, err)
 	}
-	return rows
+	return rows, n
 }
 
 // sameUpToTies reports whether pages a and b hold the same rows in the
@@ -147,18 +178,7 @@ func (l *losing) Query(ctx context.Context, st store.Statement) (store.Rows, err
 // gone by the time they are read, or too large to hold, is read again
 // with the join.
 func TestReportsApartMatchesJoin(t *testing.T) {
-	db, err := postgres.Open(context.Background(), pgtest.NewDatabase(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	r := rand.New(rand.NewSource(37))
-	var all []*reportdb.Report
-	times := r.Perm(900 * 8)
-	for i := 0; i < 900; i++ {
-		all = append(all, apartReport(r, i, times))
-	}
-	storeInBatches(t, db, r, all, all, 50)
+	db := apartFleet(t, 37, 900)
 
 	desc := func(f string) query.OrderSpec { return query.OrderSpec{Field: f, Desc: true} }
 	asc := func(f string) query.OrderSpec { return query.OrderSpec{Field: f} }
@@ -229,9 +249,16 @@ func TestReportsApartMatchesJoin(t *testing.T) {
 // order, limit and offset.
 func pageQuery(t *testing.T, filter any, order []query.OrderSpec, limit, offset int) *query.Plan {
 	t.Helper()
+	return entityPageQuery(t, query.Events, filter, order, limit, offset)
+}
+
+// entityPageQuery compiles a query over entity e: filter (nil for none),
+// its order, limit and offset.
+func entityPageQuery(t *testing.T, e *query.Entity, filter any, order []query.OrderSpec, limit, offset int) *query.Plan {
+	t.Helper()
 	o := &query.Options{OrderBy: order, OrderBySet: order != nil, Limit: int64(limit), LimitSet: limit > 0,
 		Offset: int64(offset), OffsetSet: offset > 0}
-	p, err := query.Compile(query.Events, filter, o)
+	p, err := query.Compile(e, filter, o)
 	if err != nil {
 		t.Fatalf("%v: %v", filter, err)
 	}

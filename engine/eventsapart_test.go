@@ -1,56 +1,15 @@
 package engine_test
 
 import (
-	"context"
 	"fmt"
-	"math/rand"
 	"strings"
 	"testing"
 
-	"reportdb"
 	"reportdb/engine"
-	"reportdb/internal/pgtest"
 	"reportdb/postgres"
 	"reportdb/query"
 	"reportdb/query/sqlgen"
 )
-
-// reportsPageQuery compiles a query over reports: filter (nil for none),
-// its order, limit and offset.
-func reportsPageQuery(t *testing.T, filter any, order []query.OrderSpec, limit, offset int) *query.Plan {
-	t.Helper()
-	o := &query.Options{OrderBy: order, OrderBySet: order != nil, Limit: int64(limit), LimitSet: limit > 0,
-		Offset: int64(offset), OffsetSet: offset > 0}
-	p, err := query.Compile(query.Reports, filter, o)
-	if err != nil {
-		t.Fatalf("%v: %v", filter, err)
-	}
-	return p
-}
-
-// pageRowsTotal is pageRows with the page's total (include_total) asked
-// for, which runs the page in a snapshot.
-func pageRowsTotal(t *testing.T, eng *engine.Engine, p *query.Plan) ([]string, int64) {
-	t.Helper()
-	var rows []string
-	var n int64
-	err := eng.Query(context.Background(), p, true, func(res *engine.Rows, total int64) error {
-		n = total
-		var buf []byte
-		for res.Next() {
-			var err error
-			if buf, err = res.AppendJSON(buf[:0]); err != nil {
-				return err
-			}
-			rows = append(rows, string(buf))
-		}
-		return res.Err()
-	})
-	if err != nil {
-		t.Fatalf("%v: %v", p, err)
-	}
-	return rows, n
-}
 
 // TestEventsApartMatchesJoin: pages of reports whose events are read
 // apart (sqlgen.EventsApart) are the pages the statement with each
@@ -61,18 +20,7 @@ func pageRowsTotal(t *testing.T, eng *engine.Engine, p *query.Plan) ([]string, i
 // snapshot); and a page one of whose reports' events are gone by the time
 // they are read, or too large to hold, is read again with the subqueries.
 func TestEventsApartMatchesJoin(t *testing.T) {
-	db, err := postgres.Open(context.Background(), pgtest.NewDatabase(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	r := rand.New(rand.NewSource(39))
-	var all []*reportdb.Report
-	times := r.Perm(600 * 8)
-	for i := 0; i < 600; i++ {
-		all = append(all, apartReport(r, i, times))
-	}
-	storeInBatches(t, db, r, all, all, 50)
+	db := apartFleet(t, 39, 600)
 
 	desc := func(f string) query.OrderSpec { return query.OrderSpec{Field: f, Desc: true} }
 	asc := func(f string) query.OrderSpec { return query.OrderSpec{Field: f} }
@@ -105,7 +53,7 @@ func TestEventsApartMatchesJoin(t *testing.T) {
 						keys = append(keys, k.Field)
 					}
 				}
-				pq := reportsPageQuery(t, f, o, page[0], page[1])
+				pq := entityPageQuery(t, query.Reports, f, o, page[0], page[1])
 				b, err := sqlgen.Select(db.Dialect(), pq, sqlgen.EventsApart())
 				if err != nil {
 					t.Fatal(err)
@@ -113,8 +61,8 @@ func TestEventsApartMatchesJoin(t *testing.T) {
 				if b.Apart == nil || !b.Apart.Events {
 					t.Fatalf("%v: events not read apart", q)
 				}
-				want, wantTotal := pageRowsTotal(t, joined, pq)
-				got, total := pageRowsTotal(t, apart, pq)
+				want, wantTotal := queryPage(t, joined, pq, true)
+				got, total := queryPage(t, apart, pq, true)
 				if !sameUpToTies(t, got, want, keys) || total != wantTotal {
 					t.Errorf("%v: apart (total %d)\n%s\njoined (total %d)\n%s", q, total, strings.Join(got, "\n"),
 						wantTotal, strings.Join(want, "\n"))
@@ -168,7 +116,7 @@ func TestEventsApartOnlyWhereTheyMayBe(t *testing.T) {
 		if strings.Contains(q, "group_by") {
 			order = nil
 		}
-		p := reportsPageQuery(t, c.filter, order, c.limit, 0)
+		p := entityPageQuery(t, query.Reports, c.filter, order, c.limit, 0)
 		b, err := sqlgen.Select(postgres.Dialect{}, p, sqlgen.EventsApart())
 		if err != nil {
 			t.Fatalf("%v: %v", q, err)
