@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -457,6 +458,7 @@ func TestArchiveKeysWhileIngesting(t *testing.T) {
 	const days = 30
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	var stored atomic.Int64
 	for w := 0; w < 3; w++ {
 		wg.Add(1)
 		go func(w int) {
@@ -470,19 +472,27 @@ func TestArchiveKeysWhileIngesting(t *testing.T) {
 				cn := fmt.Sprintf("w%d-%d.example.com", w, i%5)
 				start := today - int64(i%days+1)*day + int64(i)*1000 + int64(w)*100
 				submit(t, h, cn, timedReportBody(cn, start, start+50, start+50))
+				stored.Add(1)
 			}
 		}(w)
 	}
+	// each step waits for reports stored since the last one (however
+	// slow the machine), at most a second
+	atLeast := func(n int64) {
+		for deadline := time.Now().Add(time.Second); stored.Load() < n && time.Now().Before(deadline); {
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
 	var archived int64
 	for d := int64(days); d >= 1; d-- {
-		time.Sleep(20 * time.Millisecond)
+		atLeast(stored.Load() + 2)
 		n, err := postgres.ArchiveKeysThrough(ctx, db, today-d*day)
 		if err != nil {
 			t.Fatal(err)
 		}
 		archived += n
 	}
-	time.Sleep(100 * time.Millisecond)
+	atLeast(stored.Load() + 6)
 	close(stop)
 	wg.Wait()
 
