@@ -343,18 +343,6 @@ func readEventsApart(ctx context.Context, q store.Querier, rows store.Rows, b *s
 	return a, nil
 }
 
-// appendHref appends the end of a blob after its data: its href, for the
-// report's hash h.
-func appendHref(b []byte, h store.Value, suffix string) []byte {
-	b = append(b, `,"href":"/pdb/query/v4/reports/`...)
-	if h.Kind == store.Text {
-		b = append(b, h.Bytes...)
-	}
-	b = append(b, '/')
-	b = append(b, suffix...)
-	return append(b, '"')
-}
-
 // eventValues holds the event that event reads from one row of
 // sqlgen.EventColumns, its text borrowed from the row's values (valid
 // until the next row).

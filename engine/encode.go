@@ -118,13 +118,7 @@ func appendValue(b []byte, c sqlgen.OutCol, v []store.Value) ([]byte, error) {
 		default:
 			return nil, fmt.Errorf("unexpected blob %s", describe(*x))
 		}
-		b = append(b, `,"href":"/pdb/query/v4/reports/`...)
-		if h := v[1]; h.Kind == store.Text {
-			b = append(b, h.Bytes...)
-		}
-		b = append(b, '/')
-		b = append(b, c.BlobSuffix...)
-		return append(b, `"}`...), nil
+		return append(appendHref(b, v[1], c.BlobSuffix), '}'), nil
 	}
 	return nil, fmt.Errorf("unexpected value %s for %v", describe(*x), c.Type)
 }
@@ -241,4 +235,17 @@ func explainJSON(v any) (any, bool) {
 		return nil, false
 	}
 	return j, true
+}
+
+// appendHref appends the end of a blob after its data: its href, for the
+// report's hash h (a blob row's second value, or the hash alone of a
+// page whose events are read apart).
+func appendHref(b []byte, h store.Value, suffix string) []byte {
+	b = append(b, `,"href":"/pdb/query/v4/reports/`...)
+	if h.Kind == store.Text {
+		b = append(b, h.Bytes...)
+	}
+	b = append(b, '/')
+	b = append(b, suffix...)
+	return append(b, '"')
 }

@@ -22,9 +22,10 @@ import (
 // values) was about half the statement's time for a page of 100 reports.
 // The record's fields are eventRecordOIDs; its binary form is what the
 // server reads (results are binary unless the database URL chose a text
-// mode: then Dialect.TextResults renders jsonEventsSQL instead).
-const resourceEventsSQL = `(SELECT array_agg(ROW(e.status, e.timestamp, e.resource_type, e.resource_title,
- e.property, e.new_value, e.old_value, e.message, e.file, e.line, e.containment_path, e.containing_class, e.name))
+// mode: then Dialect.TextResults renders jsonEventsSQL instead). Its
+// fields are sqlgen.EventColumns, which a page of reports that reads its
+// events apart reads as columns (eventsByReportIDsSQL).
+var resourceEventsSQL = `(SELECT array_agg(ROW(e.` + strings.Join(sqlgen.EventColumns, ", e.") + `))
  FROM resource_events e WHERE e.report_id = r.id%s)`
 
 // jsonEventsSQL builds the same resource_events.data as JSON text in
@@ -45,7 +46,8 @@ const (
 	pgRecordArrayOID = 2287
 )
 
-// eventRecordOIDs are the types of resourceEventsSQL's record fields.
+// eventRecordOIDs are the types of resourceEventsSQL's record fields
+// (sqlgen.EventColumns).
 var eventRecordOIDs = [...]uint32{
 	pgTextOID,      // status
 	pgInt8OID,      // timestamp (Unix ms)
