@@ -7,10 +7,11 @@
 # including ingest.py's count polls), the server's CPU per report and the number of commit batches.
 #   PRESQL='...'   SQL run in DB after the migrations, before the ingest (experiments: drop a trigger)
 #   NICE='nice -n 10'  runs the server at a lower priority
+#   SENV='NAME=value ...'  environment for the server (REPORTDB_WRITERS=2, GOGC=100)
 BIN=$1; DB=$2; PORT=$3; C=$4; L=$5
 runuser -u postgres -- psql -qAt -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB" >/dev/null 2>&1
 rm -rf /tmp/pi-$PORT; mkdir -p /tmp/pi-$PORT
-$NICE $BIN serve --listen 127.0.0.1:$PORT --report-ttl 0 --data-dir /tmp/pi-$PORT/data --database postgres://postgres@127.0.0.1:5432/$DB > /tmp/pi-$PORT/log 2>&1 &
+env $SENV $NICE $BIN serve --listen 127.0.0.1:$PORT --report-ttl 0 --data-dir /tmp/pi-$PORT/data --database postgres://postgres@127.0.0.1:5432/$DB > /tmp/pi-$PORT/log 2>&1 &
 SP=$!
 sleep 3
 [ -n "$PRESQL" ] && runuser -u postgres -- psql -qAt -d $DB -c "$PRESQL"
