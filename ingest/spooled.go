@@ -291,10 +291,15 @@ func (c *Committer) deliverBatch(recs []spool.Record, reports []*reportdb.Report
 		if err != nil {
 			return 0, err
 		}
-		for done < good && errs[done] == nil {
-			if c.OnStored != nil && outcomes[done] == reportdb.Stored {
-				c.OnStored(reports[done]) // as for reports stored directly
+		// every report this batch stored is observed (as reports stored
+		// directly are), those after a refused one too: they stay in the
+		// spool and come back as duplicates, which are not observed
+		for i := 0; i < good; i++ {
+			if c.OnStored != nil && errs[i] == nil && outcomes[i] == reportdb.Stored {
+				c.OnStored(reports[i])
 			}
+		}
+		for done < good && errs[done] == nil {
 			done++
 		}
 		if done < good {

@@ -327,7 +327,8 @@ func TestSubmitRetriesOnceWhenTheDatabaseIsBack(t *testing.T) {
 }
 
 // A spooled report the database refuses once it is back is retried, then
-// moved to the discard directory; the reports behind it are delivered.
+// moved to the discard directory; the reports behind it are delivered and
+// observed (OnStored, the fleet metrics).
 func TestSpoolDiscardsAfterRetries(t *testing.T) {
 	f := openFlaky(t)
 	reports := testReports(t, 3)
@@ -336,6 +337,8 @@ func TestSpoolDiscardsAfterRetries(t *testing.T) {
 	sp, _ := spool.Open(dir, 0)
 	defer sp.Close()
 	c := NewCommitter(f, 8)
+	var observed atomic.Int32
+	c.OnStored = func(*reportdb.Report) { observed.Add(1) }
 	c.UseSpool(sp, nil)
 	defer c.Close()
 	f.down.Store(true)
@@ -348,6 +351,11 @@ func TestSpoolDiscardsAfterRetries(t *testing.T) {
 	waitDrained(t, c)
 	if n := countReports(t, f.DB); n != 2 || c.SpoolDiscarded() != 1 {
 		t.Fatalf("stored %d, discarded %d", n, c.SpoolDiscarded())
+	}
+	// the report behind the refused one was stored in the same batch:
+	// observed then, not lost when it comes back as a duplicate
+	if n := observed.Load(); n != 2 {
+		t.Fatalf("OnStored saw %d reports, want the 2 stored", n)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "discard", "*.json"))
 	if len(files) != 1 {
