@@ -28,6 +28,8 @@ type spooler struct {
 	fails   map[string]int           // hash -> deliveries refused with the database up
 	// Discarded counts spooled reports given up on (dead letters).
 	discarded int64
+	// first: every report goes to the spool (AcknowledgeFromSpool)
+	first bool
 }
 
 // MaxDeliveryAttempts is how often a spooled report the database refuses
@@ -55,6 +57,24 @@ func (c *Committer) UseSpool(sp *spool.Spool, log *slog.Logger) {
 	go c.deliver()
 }
 
+// AcknowledgeFromSpool makes every report go to the spool first: Submit
+// answers Queued once the report is fsynced there, and the spool is
+// delivered to the database in batches of up to maxBatch, as PuppetDB
+// acknowledges a command once it is queued on its own disk. A batch then
+// holds what arrived while the last one was written, not only what the
+// clients waiting for their acknowledgement sent (3-4 reports for 8
+// clients, docs/scaling.md, stop 40). The price: an acknowledged report
+// is on this instance's disk, not yet queryable, until it is delivered,
+// and a report the database refuses is retried and then discarded
+// (MaxDeliveryAttempts) instead of failing its submission. Call after
+// UseSpool, before the first Submit.
+func (c *Committer) AcknowledgeFromSpool() {
+	if c.spool == nil {
+		panic("ingest: AcknowledgeFromSpool without UseSpool")
+	}
+	c.spool.first = true
+}
+
 // SpoolStats describes the spool's backlog (ok false without a spool).
 func (c *Committer) SpoolStats() (st spool.Stats, maxBytes int64, ok bool) {
 	if c.spool == nil {
@@ -70,6 +90,14 @@ func (c *Committer) Submit(ctx context.Context, r *reportdb.Report) (reportdb.Ou
 	s := c.spool
 	if s == nil {
 		return c.submitDirect(ctx, r)
+	}
+	if s.first {
+		c.closeMu.RLock()
+		defer c.closeMu.RUnlock()
+		if c.closed {
+			return 0, ErrClosed
+		}
+		return c.enqueue(r)
 	}
 	if s.sp.Len() == 0 {
 		o, err := c.submitDirect(ctx, r)
@@ -251,7 +279,7 @@ func (c *Committer) deliver() {
 				s.log.Info("the database takes reports again; delivering the spool")
 			}
 			failing, backoff = false, minBackoff
-			if s.sp.Len() == 0 {
+			if s.sp.Len() == 0 && !s.first {
 				s.log.Info("spool drained")
 			}
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -397,3 +398,106 @@ func TestSpoolRoundTrip(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// gated is a flaky store whose writes wait until the gate opens, counting
+// the batches it is handed.
+type gated struct {
+	*flaky
+	gate    chan struct{}
+	batches atomic.Int32
+}
+
+func (g *gated) StoreReports(ctx context.Context, rs []*reportdb.Report) ([]reportdb.Outcome, []error, error) {
+	<-g.gate
+	g.batches.Add(1)
+	return g.flaky.StoreReports(ctx, rs)
+}
+
+// TestAcknowledgeFromSpool: with AcknowledgeFromSpool every submission is
+// answered Queued once spooled, while the database is up and before it
+// has written anything (its writes are held back here), without asking
+// its health; the spool is then delivered in arrival order, in batches
+// of up to maxBatch rather than one per submission; a re-send is queued
+// and stored as a duplicate, not a second copy; a report the database
+// refuses is answered and then discarded after its retries, the others
+// delivered; and after Close a submission is refused, not spooled.
+func TestAcknowledgeFromSpool(t *testing.T) {
+	g := &gated{flaky: openFlaky(t), gate: make(chan struct{})}
+	reports := testReports(t, 40)
+	g.refuse = reports[7].Hash
+	sp, err := spool.Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	c := NewCommitter(g, 16)
+	c.UseSpool(sp, nil)
+	c.AcknowledgeFromSpool()
+	var stored atomic.Int32
+	c.OnStored = func(*reportdb.Report) { stored.Add(1) }
+	answered := make(chan error, 1)
+	go func() {
+		for _, r := range append(reports, reports[3]) { // the last a re-send
+			if o, err := c.Submit(context.Background(), r); err != nil || o != reportdb.Queued {
+				answered <- fmt.Errorf("submission with the database up: %v %v, want queued", o, err)
+				return
+			}
+		}
+		answered <- nil
+	}()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(g.gate) // let the committer finish
+		t.Fatal("submissions wait for the database's writes")
+	}
+	if n := g.pings.Load(); n != 0 {
+		t.Fatalf("%d health checks, want none", n)
+	}
+	if n := countReports(t, g.DB); n != 0 {
+		t.Fatalf("%d reports stored before any write was let through", n)
+	}
+	if st, _, _ := c.SpoolStats(); st.Records < 40 {
+		t.Fatalf("spool holds %d records, want the 41 answered (one may be in a held-back batch)", st.Records)
+	}
+	close(g.gate)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if !c.AwaitQueued(ctx, reports[39].Hash) {
+		t.Fatal("not delivered")
+	}
+	waitDrained(t, c)
+	if n := countReports(t, g.DB); n != 39 {
+		t.Fatalf("%d reports stored, want 39 (40 less the refused one)", n)
+	}
+	if c.SpoolDiscarded() != 1 {
+		t.Fatalf("%d discarded, want the refused one", c.SpoolDiscarded())
+	}
+	if n := stored.Load(); n != 39 {
+		t.Fatalf("OnStored saw %d reports, want 39", n)
+	}
+	var want []string
+	for _, r := range reports {
+		if r.Hash != g.refuse {
+			want = append(want, r.Hash)
+		}
+	}
+	g.mu.Lock()
+	got := g.stored
+	g.mu.Unlock()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("delivery order differs from arrival order:\n got %v\nwant %v", got, want)
+	}
+	// 41 records in batches of at most 16, with the refused one retried:
+	// far fewer batches than records (one per record would be 41 or more)
+	if n := g.batches.Load(); n > 12 {
+		t.Fatalf("%d batches for 41 spooled records with max-batch 16", n)
+	}
+	c.Close()
+	if _, err := c.Submit(context.Background(), reports[0]); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v, want ErrClosed", err)
+	}
+}

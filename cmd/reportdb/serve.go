@@ -162,6 +162,9 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 	committer.OnStored = fleetState.Observe
 	if sp != nil {
 		committer.UseSpool(sp, log)
+		if cfg.Acknowledge == "spool" {
+			committer.AcknowledgeFromSpool()
+		}
 		registerSpoolMetrics(m, committer)
 	}
 	defer committer.Close()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reportdb/internal/config"
+	"reportdb/internal/pgtest"
 	"reportdb/jsonv"
 	"reportdb/wire"
 )
@@ -98,4 +99,55 @@ func spoolSize(t *testing.T, body []byte) int64 {
 	}
 	b, _ := json.Marshal(r)
 	return int64(len(b)) + 16
+}
+
+// TestAcknowledgeSpool: with --acknowledge spool on PostgreSQL a
+// submission is answered as a queued command and reaches the database
+// through the spool; secondsToWaitForCompletion waits for that delivery
+// (processed, not timed out); the spool is empty afterwards; a bad report
+// still gets its 400 and is neither spooled nor stored.
+func TestAcknowledgeSpool(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	cfg.Database = pgtest.NewDatabase(t)
+	cfg.Acknowledge = "spool"
+	base := "http://" + startInProcess(t, cfg).HTTP
+	body0, cn0 := corpusReport(t, 0)
+	body1, cn1 := corpusReport(t, 1)
+	status, msg, err := submit(http.DefaultClient, base, body0, cn0)
+	var doc map[string]any
+	json.Unmarshal([]byte(msg), &doc)
+	if err != nil || status != 200 || len(doc) != 1 || doc["uuid"] == nil {
+		t.Fatalf("submission: %d %q %v", status, msg, err)
+	}
+	resp, err := http.Post(commandURL(base, cn1)+"&secondsToWaitForCompletion=30", "application/json", bytes.NewReader(body1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	doc = nil
+	json.Unmarshal(b, &doc)
+	if resp.StatusCode != 200 || doc["processed"] != true || doc["timed_out"] != false {
+		t.Fatalf("waiting for the delivery: %d %s", resp.StatusCode, b)
+	}
+	// delivered in arrival order: the first is in by now too
+	if n := countReports(t, http.DefaultClient, base); n != 2 {
+		t.Fatalf("%d reports queryable after the second was processed, want 2", n)
+	}
+	status, msg, _ = submit(http.DefaultClient, base, []byte(`{"certname": "x"}`), "x")
+	if status != 400 {
+		t.Errorf("bad report: %d %q, want 400", status, msg)
+	}
+	m := scrape(t, http.DefaultClient, base)
+	if q := m[`reportdb_ingest_reports_total{channel="command",outcome="queued"}`]; q != 2 {
+		t.Errorf("ingest metric outcome queued: %v, want both submissions", q)
+	}
+	if m["reportdb_spool_reports"] != 0 || m["reportdb_spool_discarded_total"] != 0 {
+		t.Errorf("spool after delivery: %v reports, %v discarded", m["reportdb_spool_reports"], m["reportdb_spool_discarded_total"])
+	}
+	if n := countReports(t, http.DefaultClient, base); n != 2 {
+		t.Fatalf("%d reports after the bad one, want 2", n)
+	}
 }

@@ -61,6 +61,7 @@ type Config struct {
 	// issue 11: spool, budgets, HTTP limits
 	SpoolDir             string
 	SpoolMaxBytes        int64
+	Acknowledge          string // "commit" or "spool"
 	SQLiteQueryMemory    int64
 	MaxConcurrentQueries int
 	QueryQueueWait       time.Duration
@@ -92,6 +93,7 @@ func Defaults() *Config {
 		Unresponsive: 2 * time.Hour,
 
 		SpoolMaxBytes:        1 << 30,
+		Acknowledge:          "commit",
 		SQLiteQueryMemory:    8 << 20,
 		MaxConcurrentQueries: 0,
 		QueryQueueWait:       10 * time.Second,
@@ -150,6 +152,7 @@ var Settings = []*Setting{
 	{Key: "debug-listen", Help: "`HOST:PORT` for Go's /debug/pprof profiling endpoints; empty: off", field: func(c *Config) any { return &c.DebugListen }},
 	{Key: "spool-dir", Help: "`DIR` of the spool holding reports while the database cannot take them (one per instance); empty: DATA-DIR/spool", field: func(c *Config) any { return &c.SpoolDir }},
 	{Key: "sqlite-query-memory", Help: "memory one query may use inside the embedded store, in bytes (`N`): each reader connection's page cache, which also bounds the in-memory part of sorts and GROUP BY; the rest spills to temporary files", field: func(c *Config) any { return &c.SQLiteQueryMemory }},
+	{Key: "acknowledge", Help: "when a submitted report is acknowledged (`WHEN`): commit (once its database transaction has committed: queryable when acknowledged, nothing kept on this instance) or spool (once fsynced to this instance's spool, then written to the database in large batches, as PuppetDB acknowledges a queued command; needs the spool)", field: func(c *Config) any { return &c.Acknowledge }},
 	{Key: "spool-max-bytes", Help: "largest spool backlog in bytes (`N`); past it submissions get 503 with Retry-After; 0: no spool (reports fail while the database is down)", field: func(c *Config) any { return &c.SpoolMaxBytes }},
 	{Key: "max-concurrent-queries", Help: "queries running at once (`N`); more wait up to query-queue-wait, then get 503 with Retry-After; 0: automatic (half the CPUs, at least 1, on SQLite, whose queries run in the reportdb process; 8 on PostgreSQL)", field: func(c *Config) any { return &c.MaxConcurrentQueries }},
 	{Key: "query-queue-wait", Help: "longest a query waits for a free slot (`DURATION`)", field: func(c *Config) any { return &c.QueryQueueWait }},
@@ -493,6 +496,15 @@ func (c *Config) Validate() error {
 				errs = append(errs, fmt.Errorf("%s is set but tls-listen is not (client certificates exist only on the HTTPS listener)", f.key))
 			}
 		}
+	}
+	switch c.Acknowledge {
+	case "commit":
+	case "spool":
+		if c.SpoolMaxBytes == 0 {
+			errs = append(errs, errors.New("acknowledge spool needs the spool: spool-max-bytes must not be 0"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("acknowledge must be commit or spool, not %q", c.Acknowledge))
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("log-format must be text or json, not %q", c.LogFormat))

@@ -191,3 +191,23 @@ func TestDocumented(t *testing.T) {
 		t.Errorf("deploy/reportdb.yaml: %v", err)
 	}
 }
+
+// TestAcknowledge: acknowledge takes commit (the default) or spool, and
+// spool needs the spool.
+func TestAcknowledge(t *testing.T) {
+	var out bytes.Buffer
+	l, err := Load("serve", nil, env(nil), &out)
+	if err != nil || l.Config.Acknowledge != "commit" {
+		t.Fatalf("default: %v %q", err, l.Config.Acknowledge)
+	}
+	l, err = Load("serve", nil, env(map[string]string{"REPORTDB_ACKNOWLEDGE": "spool"}), &out)
+	if err != nil || l.Config.Acknowledge != "spool" {
+		t.Fatalf("spool: %v", err)
+	}
+	if _, err := Load("serve", []string{"--acknowledge", "fsync"}, env(nil), &out); err == nil || !strings.Contains(err.Error(), "acknowledge must be commit or spool") {
+		t.Errorf("unknown value: %v", err)
+	}
+	if _, err := Load("serve", []string{"--acknowledge", "spool", "--spool-max-bytes", "0"}, env(nil), &out); err == nil || !strings.Contains(err.Error(), "needs the spool") {
+		t.Errorf("spool without a spool: %v", err)
+	}
+}
