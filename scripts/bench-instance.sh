@@ -7,7 +7,8 @@
 # --fresh (with start/restart) empties the store first (drops and recreates the
 # PostgreSQL database as the postgres superuser, or removes the data directory).
 # Retention is disabled (--report-ttl 0): benchmark fleets have fixed dates.
-#   STATE defaults to ${TMPDIR:-/tmp}/reportdb-bench-PORT.
+#   STATE defaults to ${TMPDIR:-/tmp}/reportdb-bench-PORT. The server reads the REPORTDB_*
+#   settings of the environment (REPORTDB_ACKNOWLEDGE=spool, say).
 set -euo pipefail
 cmd=${1:-}; port=${2:-}
 [[ -n "$cmd" && -n "$port" ]] || { echo "usage: $0 start|stop|restart|pid PORT [--database URL] [--fresh]" >&2; exit 2; }
@@ -39,6 +40,8 @@ start() {
       local name=${db##*/}; name=${name%%\?*}
       runuser -u postgres -- psql -qAt -p "${PGPORT:-5432}" -c "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)" >/dev/null
       runuser -u postgres -- psql -qAt -p "${PGPORT:-5432}" -c "CREATE DATABASE \"$name\"" >/dev/null
+      # and the spool: reports left in it would be delivered into the new database
+      rm -rf "$STATE/data/spool"
     else
       rm -rf "$STATE/data"
     fi

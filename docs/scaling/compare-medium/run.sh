@@ -7,6 +7,7 @@
 # a PuppetDB left running keeps using about half a core (stop 39), which
 # spoiled the measurements that followed it.
 #   run.sh FLEET OUT_DIR     (FLEET: ../shared/bench/fleet.py --scale medium --out FLEET)
+#   REPORTDB_ACKNOWLEDGE=spool: reportdb answers submissions from its spool (README)
 #   K=N: measured runs per query (compare.sh's -k, 20 by default): PuppetDB's
 #   p50 of failures_last_hour ranged 7.4-50 ms over the committed compare reports.
 set -euo pipefail
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/../../.."
 fleet=$1; out=$2
 S=${REPORTDB_SHARED:-../shared}
 PG=postgres://postgres@127.0.0.1:5432
-name=reportdb-$(git rev-parse --short HEAD)
+name=reportdb-$(git rev-parse --short HEAD)${REPORTDB_ACKNOWLEDGE:+-ack-$REPORTDB_ACKNOWLEDGE}
 "$S/bench/compare.sh" --fleet "$fleet" --out "$out" --markdown ${K:+-k "$K"} \
   --a http://127.0.0.1:8091 --a-name "$name" --a-db reportdb_bench \
   --a-reset "scripts/bench-instance.sh restart 8091 --database $PG/reportdb_bench --fresh" \
