@@ -71,13 +71,37 @@ type Spool struct {
 	mu     sync.Mutex
 	log    *os.File
 	headF  *os.File
-	size   int64     // end of the last valid record
+	size   int64     // end of the last durable record
 	head   int64     // first undelivered record
 	count  int       // records in [head, size)
 	oldest time.Time // time of the record at head
 	// Dropped is the number of bytes cut off a torn tail when opened.
 	Dropped int64
+
+	// Group commit: Appends write their records at written and wait
+	// until one fsync covers them; the first waiter of a round runs it
+	// for every record written so far, with mu released, so that
+	// concurrent Appends share one fsync.
+	written  int64       // end of the records written (>= size)
+	pending  []time.Time // append times of the records in [size, written)
+	syncing  bool        // an fsync of the log runs
+	synced   *sync.Cond  // signalled (with mu) after each fsync
+	failures int         // fsyncs failed so far: an Append's record was cut when it changes
+	syncErr  error       // the last failed fsync's error
+	syncs    int64       // fsyncs of the log by Append (for tests)
 }
+
+// compactAt: when the log holds at least this many delivered bytes before
+// the head and at most an eighth of it after, Commit rewrites the
+// undelivered records into a new log, so that a spool that never runs
+// empty (Appends arriving while each delivery is written, as with
+// acknowledge spool under load) does not grow without end. A large
+// backlog is not copied: the log is emptied once it is delivered.
+var compactAt int64 = 64 << 20
+
+// fsync makes the log's appended records durable (a variable for the
+// tests of a failing disk).
+var fsync = (*os.File).Sync
 
 // Open opens (creating) the spool in dir. maxBytes bounds the backlog
 // (<= 0: no bound).
@@ -107,6 +131,7 @@ func Open(dir string, maxBytes int64) (*Spool, error) {
 		d.Close()
 	}
 	s := &Spool{dir: dir, maxBytes: maxBytes, log: lf, headF: hf}
+	s.synced = sync.NewCond(&s.mu)
 	if err := s.recover(); err != nil {
 		lf.Close()
 		hf.Close()
@@ -152,6 +177,7 @@ func (s *Spool) recover() error {
 			return err
 		}
 	}
+	s.written = s.size
 	if s.count == 0 && s.size > 0 {
 		return s.reset()
 	}
@@ -179,7 +205,8 @@ func (s *Spool) readAt(off int64) (Record, error) {
 	return Record{Offset: off, Size: headerSize + int64(n), Time: time.Unix(0, int64(binary.LittleEndian.Uint64(h[8:16]))), Payload: buf[8:]}, nil
 }
 
-// Append adds a record and returns once it is on disk (fsync).
+// Append adds a record and returns once it is on disk (fsync). Appends
+// running at the same time share an fsync (group commit).
 func (s *Spool) Append(payload []byte) error {
 	if len(payload) > MaxRecord {
 		return ErrFull
@@ -196,23 +223,58 @@ func (s *Spool) Append(payload []byte) error {
 	if s.log == nil {
 		return os.ErrClosed
 	}
-	if s.maxBytes > 0 && s.size-s.head+int64(len(rec)) > s.maxBytes {
+	if s.maxBytes > 0 && s.written-s.head+int64(len(rec)) > s.maxBytes {
 		return ErrFull
 	}
-	if _, err := s.log.WriteAt(rec, s.size); err != nil {
-		s.log.Truncate(s.size) // do not leave a partial record behind
+	if _, err := s.log.WriteAt(rec, s.written); err != nil {
+		s.log.Truncate(s.written) // do not leave a partial record behind
 		return diskErr(err)
 	}
-	if err := s.log.Sync(); err != nil {
-		s.log.Truncate(s.size)
-		return diskErr(err)
+	s.written += int64(len(rec))
+	s.pending = append(s.pending, now)
+	end, failures := s.written, s.failures
+	for s.size < end {
+		if s.failures != failures {
+			// the fsync that was to cover this record failed: it was cut
+			return s.syncErr
+		}
+		if s.syncing {
+			s.synced.Wait()
+			continue
+		}
+		s.syncLocked()
+	}
+	return nil
+}
+
+// syncLocked fsyncs everything written so far, with mu released during
+// the fsync (called with mu held, returns with it held). After a failed
+// fsync nothing written since the last good one is known to be on disk:
+// the log is cut back to it and the Appends waiting for those records fail.
+func (s *Spool) syncLocked() {
+	s.syncing = true
+	target, n, f := s.written, len(s.pending), s.log
+	s.mu.Unlock()
+	err := fsync(f)
+	s.mu.Lock()
+	s.syncing = false
+	s.syncs++
+	defer s.synced.Broadcast()
+	if err != nil {
+		if s.log != nil {
+			s.log.Truncate(s.size)
+		}
+		s.written, s.pending = s.size, nil
+		s.failures++
+		s.syncErr = diskErr(err)
+		return
 	}
 	if s.count == 0 {
-		s.oldest = now
+		s.oldest = s.pending[0]
 	}
-	s.size += int64(len(rec))
-	s.count++
-	return nil
+	s.count += n
+	s.size = target
+	s.pending = append(s.pending[:0], s.pending[n:]...)
 }
 
 func diskErr(err error) error {
@@ -253,10 +315,29 @@ func (s *Spool) Commit(recs []Record) error {
 	}
 	last := recs[len(recs)-1]
 	head := last.Offset + last.Size
+	// records being appended stay where they are written: wait for
+	// their fsync, so that they count and the log is not emptied under
+	// them
+	for s.syncing || s.written > s.size {
+		if !s.syncing {
+			s.syncLocked()
+			continue
+		}
+		s.synced.Wait()
+	}
+	if s.log == nil {
+		return os.ErrClosed
+	}
 	s.count -= len(recs)
 	if s.count == 0 {
 		s.head = head
 		return s.reset()
+	}
+	if head >= compactAt && s.size-head <= compactAt/8 {
+		if s.compact(head) == nil {
+			return nil
+		}
+		// the old log stays, as if compaction had not been tried
 	}
 	if err := s.writeHead(head); err != nil {
 		s.count += len(recs)
@@ -265,6 +346,58 @@ func (s *Spool) Commit(recs []Record) error {
 	s.head = head
 	if next, err := s.readAt(head); err == nil {
 		s.oldest = next.Time
+	}
+	return nil
+}
+
+// compact makes the records from head on the whole log: they are copied
+// into a new file, which replaces the log. Called with mu held, nothing
+// pending and count already the number of those records. A crash leaves
+// the old log with its head at 0 (its delivered records come again, as
+// duplicates) or the new one with its head at 0.
+func (s *Spool) compact(head int64) error {
+	live := make([]byte, s.size-head)
+	if _, err := s.log.ReadAt(live, head); err != nil {
+		return err
+	}
+	name := filepath.Join(s.dir, logName)
+	nf, err := os.OpenFile(name+".new", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := nf.Write(live); err != nil {
+		nf.Close()
+		return diskErr(err)
+	}
+	if err := nf.Sync(); err != nil {
+		nf.Close()
+		return diskErr(err)
+	}
+	if err := syscall.Flock(int(nf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		nf.Close()
+		return err
+	}
+	// from here the head is 0 in whichever log a crash leaves
+	if err := s.writeHead(0); err != nil {
+		nf.Close()
+		return err
+	}
+	if err := os.Rename(name+".new", name); err != nil {
+		nf.Close()
+		s.writeHead(s.head) // the old log stays
+		return err
+	}
+	if d, err := os.Open(s.dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	s.log.Close()
+	s.log = nf
+	s.size = int64(len(live))
+	s.written = s.size
+	s.head = 0
+	if first, err := s.readAt(0); err == nil {
+		s.oldest = first.Time
 	}
 	return nil
 }
@@ -280,6 +413,7 @@ func (s *Spool) reset() error {
 		return err
 	}
 	s.size, s.head, s.count, s.oldest = 0, 0, 0, time.Time{}
+	s.written = 0
 	return s.writeHead(0)
 }
 

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func payloads(t *testing.T, s *Spool, max int) []string {
@@ -180,5 +183,189 @@ func TestOneProcessPerDirectory(t *testing.T) {
 	defer s.Close()
 	if _, err := Open(dir, 0); err == nil {
 		t.Fatal("a second Open of the same directory succeeded")
+	}
+}
+
+// TestConcurrentAppendsShareFsyncs: Appends from many goroutines at once
+// each return once their record is durable, fewer fsyncs than records
+// cover them (group commit), and every record is there, whole and once,
+// after a reopen, while a consumer delivers from the head meanwhile.
+func TestConcurrentAppendsShareFsyncs(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 16, 50
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				if err := s.Append([]byte(fmt.Sprintf("w%02d-%03d", w, i))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	// a consumer delivering the first 200 records while the writers run
+	delivered := map[string]bool{}
+	for len(delivered) < 200 {
+		recs, err := s.Peek(7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 0 {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if len(delivered)+len(recs) > 200 {
+			recs = recs[:200-len(delivered)]
+		}
+		for _, r := range recs {
+			delivered[string(r.Payload)] = true
+		}
+		if err := s.Commit(recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	s.mu.Lock()
+	syncs := s.syncs
+	s.mu.Unlock()
+	if st := s.Stats(); st.Records != writers*each-200 {
+		t.Fatalf("stats after the appends: %+v, want %d records", st, writers*each-200)
+	}
+	s.Close()
+	if syncs >= writers*each {
+		t.Errorf("%d fsyncs for %d concurrent appends: none shared", syncs, writers*each)
+	}
+	t.Logf("%d fsyncs for %d appends", syncs, writers*each)
+	s, err = Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rest := payloads(t, s, writers*each)
+	seen := map[string]bool{}
+	for _, p := range rest {
+		if seen[p] || delivered[p] {
+			t.Fatalf("record %s twice", p)
+		}
+		seen[p] = true
+	}
+	if len(seen)+len(delivered) != writers*each {
+		t.Fatalf("%d records delivered and %d left, want %d in all", len(delivered), len(seen), writers*each)
+	}
+	// each writer's records are in its order
+	last := map[string]string{}
+	for _, p := range rest {
+		w := p[:3]
+		if p <= last[w] {
+			t.Fatalf("%s after %s", p, last[w])
+		}
+		last[w] = p
+	}
+}
+
+// TestCompaction: a spool that never runs empty, delivered from its head
+// while records keep arriving, is rewritten once its delivered part
+// passes compactAt, so the log stays bounded; the undelivered records and
+// their order survive it and a reopen.
+func TestCompaction(t *testing.T) {
+	old := compactAt
+	compactAt = 4 << 10
+	defer func() { compactAt = old }()
+	dir := t.TempDir()
+	s, err := Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, got := 0, 0
+	appendN := func(n int) {
+		for i := 0; i < n; i++ {
+			if err := s.Append([]byte(fmt.Sprintf("record-%05d-%s", next, strings.Repeat("x", 100)))); err != nil {
+				t.Fatal(err)
+			}
+			next++
+		}
+	}
+	var largest int64
+	appendN(3)
+	for round := 0; round < 200; round++ {
+		appendN(3)
+		recs, err := s.Peek(3) // leaves 3 behind: never empty
+		if err != nil || len(recs) != 3 {
+			t.Fatalf("peek: %d %v", len(recs), err)
+		}
+		for _, r := range recs {
+			if want := fmt.Sprintf("record-%05d-", got); !strings.HasPrefix(string(r.Payload), want) {
+				t.Fatalf("round %d: got %.13s, want %s", round, r.Payload, want)
+			}
+			got++
+		}
+		if err := s.Commit(recs); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(filepath.Join(dir, logName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		largest = max(largest, fi.Size())
+	}
+	if largest > 2*compactAt {
+		t.Fatalf("the log reached %d bytes with compaction at %d", largest, compactAt)
+	}
+	if st := s.Stats(); st.Records != 3 || st.Oldest.IsZero() {
+		t.Fatalf("stats %+v, want 3 records", st)
+	}
+	s.Close()
+	s, err = Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rest := payloads(t, s, 10)
+	if len(rest) != 3 || !strings.HasPrefix(rest[0], fmt.Sprintf("record-%05d-", got)) {
+		t.Fatalf("after reopen: %d records, first %.13s, want record-%05d", len(rest), rest[0], got)
+	}
+}
+
+// TestFailedFsyncCutsItsRecords: when the fsync that was to cover an
+// Append fails, the Append fails, its record is cut from the log (not
+// delivered, not there after a reopen), and the spool goes on with the
+// next Append.
+func TestFailedFsyncCutsItsRecords(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append([]byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	fail := errors.New("EIO")
+	fsync = func(*os.File) error { return fail }
+	err = s.Append([]byte("lost"))
+	fsync = (*os.File).Sync
+	if !errors.Is(err, fail) {
+		t.Fatalf("append with a failing fsync: %v", err)
+	}
+	if got := fmt.Sprint(payloads(t, s, 10)); got != "[kept]" || s.Len() != 1 {
+		t.Fatalf("after the failed append: %s, %d records", got, s.Len())
+	}
+	if err := s.Append([]byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := fmt.Sprint(payloads(t, s, 10)); got != "[kept after]" || s.Dropped != 0 {
+		t.Fatalf("after reopen: %s (dropped %d)", got, s.Dropped)
 	}
 }
