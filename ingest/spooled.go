@@ -197,10 +197,7 @@ func (c *Committer) databaseUp() bool {
 
 func (c *Committer) enqueue(r *reportdb.Report) (reportdb.Outcome, error) {
 	s := c.spool
-	payload, err := json.Marshal(r)
-	if err != nil {
-		return 0, storeError(err)
-	}
+	payload := encodeRecord(r)
 	s.mu.Lock()
 	if s.waiters[r.Hash] == nil {
 		s.waiters[r.Hash] = make(chan struct{})
@@ -266,9 +263,10 @@ func (c *Committer) deliver() {
 		}
 		reports := make([]*reportdb.Report, 0, len(recs))
 		for _, rec := range recs {
-			r := new(reportdb.Report)
-			if err := json.Unmarshal(rec.Payload, r); err != nil {
-				// cannot happen for records this code wrote; keep going
+			r, err := decodeRecord(rec.Payload)
+			if err != nil {
+				// cannot happen for records this code wrote (their CRC
+				// held): discarded by deliverBatch
 				r = nil
 			}
 			reports = append(reports, r)
@@ -378,13 +376,23 @@ func (c *Committer) discard(rec spool.Record, r *reportdb.Report, cause error) {
 	s.discarded++
 	s.mu.Unlock()
 	dir := filepath.Join(s.sp.Dir(), "discard")
+	// the report as JSON, for a person to read; a record that does not
+	// decode as it was spooled
 	name := fmt.Sprintf("%d-%d.json", rec.Time.UnixNano(), rec.Offset)
+	content := rec.Payload
+	if r != nil {
+		if b, err := json.Marshal(r); err == nil {
+			content = b
+		}
+	} else if len(content) == 0 || content[0] != '{' {
+		name = fmt.Sprintf("%d-%d.record", rec.Time.UnixNano(), rec.Offset)
+	}
 	attrs := []any{"err", cause, "file", filepath.Join(dir, name)}
 	if r != nil {
 		attrs = append(attrs, "certname", r.Certname, "hash", r.Hash)
 	}
 	if err := os.MkdirAll(dir, 0o750); err == nil {
-		err = os.WriteFile(filepath.Join(dir, name), rec.Payload, 0o640)
+		err = os.WriteFile(filepath.Join(dir, name), content, 0o640)
 		if err != nil {
 			attrs = append(attrs, "write_err", err)
 		}

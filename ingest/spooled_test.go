@@ -386,12 +386,12 @@ func TestSpoolRoundTrip(t *testing.T) {
 		t.Fatal(len(recs), err)
 	}
 	for i, rec := range recs {
-		var r reportdb.Report
-		if err := jsonUnmarshal(rec.Payload, &r); err != nil {
+		r, err := decodeRecord(rec.Payload)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(&r, reports[i]) {
-			t.Fatalf("report %d changed through the spool:\n%+v\n%+v", i, &r, reports[i])
+		if !reflect.DeepEqual(r, reports[i]) {
+			t.Fatalf("report %d changed through the spool:\n%+v\n%+v", i, r, reports[i])
 		}
 	}
 	sp.Close()
