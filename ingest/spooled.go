@@ -32,6 +32,14 @@ type spooler struct {
 	first bool
 }
 
+// DeliveryBatchBytes bounds the spooled records delivered in one batch
+// (besides max-batch), so that the batches of large reports, and the
+// server's memory, stay small: with acknowledge spool on the medium
+// benchmark fleet the server's peak RSS was 88-89 MB with batches of 256
+// reports and 52 MB with 64 (stop 40). At least one record goes in a
+// batch, however large.
+var DeliveryBatchBytes int64 = 256 << 10
+
 // MaxDeliveryAttempts is how often a spooled report the database refuses
 // while it is up (not a connection problem) is retried before it is moved
 // to the spool's discard directory.
@@ -253,7 +261,7 @@ func (c *Committer) deliver() {
 			return
 		default:
 		}
-		recs, err := s.sp.Peek(c.maxBatch)
+		recs, err := s.sp.PeekBytes(c.maxBatch, DeliveryBatchBytes)
 		if err != nil || len(recs) == 0 {
 			s.log.Error("spool: reading failed", "err", err)
 			if !wait(maxBackoff) {

@@ -1,6 +1,7 @@
 // Package spool is a durable, append-only FIFO of records on local disk:
 // reportdb's equivalent of PuppetDB's on-disk command queue, used while the
-// database cannot take reports.
+// database cannot take reports, and for every report with acknowledge
+// spool.
 //
 // The spool is one file, spool.log, of records
 //
@@ -9,9 +10,11 @@
 // (little-endian), and a head file, spool.head, holding the offset of the
 // first record not yet delivered (8 bytes offset, 4 bytes CRC-32C).
 // Append writes a record and fsyncs before it returns, so a record whose
-// Append returned is durable. Records are delivered in order: Peek reads
-// from the head, Commit advances it (fsyncing spool.head); once every
-// record is delivered the log is truncated. A crash between the delivery
+// Append returned is durable; Appends running at once share an fsync.
+// Records are delivered in order: Peek reads from the head, Commit
+// advances it (fsyncing spool.head); once every record is delivered the
+// log is truncated, and a log that is never empty long enough is
+// rewritten without its delivered part (compactAt). A crash between the delivery
 // of records and Commit re-delivers them after a restart (at-least-once;
 // reportdb's report hash turns a re-delivery into a duplicate). A torn
 // record at the end of the log (a crash during Append, never acknowledged)
@@ -286,17 +289,27 @@ func diskErr(err error) error {
 
 // Peek returns up to max records from the head, oldest first, without
 // removing them.
-func (s *Spool) Peek(max int) ([]Record, error) {
+func (s *Spool) Peek(max int) ([]Record, error) { return s.PeekBytes(max, 0) }
+
+// PeekBytes is Peek returning no more records than fit in maxBytes of the
+// log (at least one; maxBytes <= 0: no bound), so that a batch of large
+// reports is not read into memory at once.
+func (s *Spool) PeekBytes(max int, maxBytes int64) ([]Record, error) {
 	s.mu.Lock()
 	off, end := s.head, s.size
 	s.mu.Unlock()
 	var out []Record
+	var n int64
 	for off < end && len(out) < max {
 		rec, err := s.readAt(off)
 		if err != nil {
 			return out, fmt.Errorf("spool: reading record at %d: %w", off, err)
 		}
+		if maxBytes > 0 && len(out) > 0 && n+rec.Size > maxBytes {
+			break
+		}
 		out = append(out, rec)
+		n += rec.Size
 		off += rec.Size
 	}
 	return out, nil

@@ -369,3 +369,31 @@ func TestFailedFsyncCutsItsRecords(t *testing.T) {
 		t.Fatalf("after reopen: %s (dropped %d)", got, s.Dropped)
 	}
 }
+
+// TestPeekBytes: PeekBytes stops before the record that would take the
+// batch past its bytes, but always returns one record, however large.
+func TestPeekBytes(t *testing.T) {
+	s, err := Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Append(bytes.Repeat([]byte("a"), 1000))
+	for i := 0; i < 5; i++ {
+		s.Append(bytes.Repeat([]byte("b"), 100))
+	}
+	recs, err := s.PeekBytes(10, 500)
+	if err != nil || len(recs) != 1 || len(recs[0].Payload) != 1000 {
+		t.Fatalf("a record larger than the bound: %d records, %v", len(recs), err)
+	}
+	if err := s.Commit(recs); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ = s.PeekBytes(10, 3*(headerSize+100))
+	if len(recs) != 3 {
+		t.Fatalf("%d records within 3 records' bytes, want 3", len(recs))
+	}
+	if recs, _ = s.PeekBytes(2, 0); len(recs) != 2 {
+		t.Fatalf("%d records without a byte bound and max 2", len(recs))
+	}
+}
