@@ -2,6 +2,7 @@
 # rss-spool.sh BIN LIMIT NAME=value...: the server's peak RSS (VmHWM) and the end-to-end rate over an
 # ingest of the first LIMIT medium-fleet reports at 8 connections into a fresh database, with the
 # settings given (REPORTDB_ACKNOWLEDGE=spool REPORTDB_MAX_BATCH=64, say)
+BIN=$1; L=$2; shift 2
 runuser -u postgres -- psql -qAt -c "DROP DATABASE IF EXISTS rssdb WITH (FORCE)" -c "CREATE DATABASE rssdb" >/dev/null 2>&1
 rm -rf /tmp/rss; mkdir -p /tmp/rss
 env "$@" $BIN serve --listen 127.0.0.1:8340 --report-ttl 0 --data-dir /tmp/rss/data --database postgres://postgres@127.0.0.1:5432/rssdb > /tmp/rss/log 2>&1 &
