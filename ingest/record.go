@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"reportdb"
+	"reportdb/spool"
 )
 
 // A spooled report is stored as a record of its own binary format, not
@@ -54,6 +55,11 @@ func appendBytes(b, v []byte) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(v))+1)
 	return append(b, v...)
+}
+
+// SpooledSize is the number of bytes r takes in the spool.
+func SpooledSize(r *reportdb.Report) int64 {
+	return int64(len(encodeRecord(r))) + spool.RecordOverhead
 }
 
 // encodeRecord renders r as a spool record.

@@ -41,6 +41,9 @@ const (
 	MaxRecord = 1 << 30
 )
 
+// RecordOverhead is what a record takes in the log besides its payload.
+const RecordOverhead = headerSize
+
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // ErrFull is returned by Append when the record would take the backlog

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reportdb/ingest"
 	"reportdb/internal/config"
 	"reportdb/internal/pgtest"
 	"reportdb/jsonv"
@@ -97,8 +98,7 @@ func spoolSize(t *testing.T, body []byte) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := json.Marshal(r)
-	return int64(len(b)) + 16
+	return ingest.SpooledSize(r)
 }
 
 // TestAcknowledgeSpool: with --acknowledge spool on PostgreSQL a
