@@ -94,7 +94,7 @@ type Spool struct {
 	synced   *sync.Cond  // signalled (with mu) after each fsync
 	failures int         // fsyncs failed so far: an Append's record was cut when it changes
 	syncErr  error       // the last failed fsync's error
-	syncs    int64       // fsyncs of the log by Append (for tests)
+	syncs    int64       // fsyncs of the log by syncLocked (for tests)
 }
 
 // compactAt: when the log holds at least this many delivered bytes before
@@ -238,10 +238,16 @@ func (s *Spool) Append(payload []byte) error {
 	}
 	s.written += int64(len(rec))
 	s.pending = append(s.pending, now)
-	end, failures := s.written, s.failures
+	return s.syncTo(s.written)
+}
+
+// syncTo waits (with mu held) until the records written before end are
+// durable, running the fsync itself when none runs. It fails when the
+// fsync that was to cover them failed: they were cut.
+func (s *Spool) syncTo(end int64) error {
+	failures := s.failures
 	for s.size < end {
 		if s.failures != failures {
-			// the fsync that was to cover this record failed: it was cut
 			return s.syncErr
 		}
 		if s.syncing {
@@ -333,13 +339,10 @@ func (s *Spool) Commit(recs []Record) error {
 	head := last.Offset + last.Size
 	// records being appended stay where they are written: wait for
 	// their fsync, so that they count and the log is not emptied under
-	// them
-	for s.syncing || s.written > s.size {
-		if !s.syncing {
-			s.syncLocked()
-			continue
-		}
-		s.synced.Wait()
+	// them, also those appended while it waits (records a failed fsync
+	// cut are gone: nothing to wait for)
+	for s.written > s.size {
+		s.syncTo(s.written)
 	}
 	if s.log == nil {
 		return os.ErrClosed
