@@ -386,15 +386,15 @@ func (c *Committer) discard(rec spool.Record, r *reportdb.Report, cause error) {
 	dir := filepath.Join(s.sp.Dir(), "discard")
 	// the report as JSON, for a person to read; a record that does not
 	// decode as it was spooled
-	name := fmt.Sprintf("%d-%d.json", rec.Time.UnixNano(), rec.Offset)
-	content := rec.Payload
+	content, ext := rec.Payload, "json"
 	if r != nil {
 		if b, err := json.Marshal(r); err == nil {
 			content = b
 		}
 	} else if len(content) == 0 || content[0] != '{' {
-		name = fmt.Sprintf("%d-%d.record", rec.Time.UnixNano(), rec.Offset)
+		ext = "record"
 	}
+	name := fmt.Sprintf("%d-%d.%s", rec.Time.UnixNano(), rec.Offset, ext)
 	attrs := []any{"err", cause, "file", filepath.Join(dir, name)}
 	if r != nil {
 		attrs = append(attrs, "certname", r.Certname, "hash", r.Hash)

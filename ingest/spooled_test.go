@@ -70,6 +70,18 @@ func (f *flaky) StoreReports(ctx context.Context, rs []*reportdb.Report) ([]repo
 	return outs, errs, nil
 }
 
+// checkStored fails t unless the hashes written are want, in order (the
+// delivery order is the arrival order).
+func (f *flaky) checkStored(t *testing.T, want []string) {
+	t.Helper()
+	f.mu.Lock()
+	got := f.stored
+	f.mu.Unlock()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("delivery order differs from arrival order:\n got %v\nwant %v", got, want)
+	}
+}
+
 func (f *flaky) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
 	if f.down.Load() {
 		return nil, errDown
@@ -213,12 +225,7 @@ func TestSpoolWhileDatabaseDown(t *testing.T) {
 	for _, r := range reports {
 		want = append(want, r.Hash)
 	}
-	f.mu.Lock()
-	got := f.stored
-	f.mu.Unlock()
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("delivery order differs from arrival order:\n got %v\nwant %v", got, want)
-	}
+	f.checkStored(t, want)
 	// every stored report is observed, spooled ones too
 	observedMu.Lock()
 	if !reflect.DeepEqual(observed, want) {
@@ -485,12 +492,7 @@ func TestAcknowledgeFromSpool(t *testing.T) {
 			want = append(want, r.Hash)
 		}
 	}
-	g.mu.Lock()
-	got := g.stored
-	g.mu.Unlock()
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("delivery order differs from arrival order:\n got %v\nwant %v", got, want)
-	}
+	g.checkStored(t, want)
 	// 41 records in batches of at most 16, with the refused one retried:
 	// far fewer batches than records (one per record would be 41 or more)
 	if n := g.batches.Load(); n > 12 {
