@@ -43,16 +43,9 @@ func TestStartWithoutPostgres(t *testing.T) {
 	if err != nil || status != 200 || len(doc) != 1 || doc["uuid"] == nil {
 		t.Fatalf("spooled submission: %d %q %v", status, msg, err)
 	}
-	resp, err := http.Post(commandURL(base, cn1)+"&secondsToWaitForCompletion=0.3", "application/json", bytes.NewReader(body1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	doc = nil
-	json.Unmarshal(b, &doc)
-	if resp.StatusCode != 503 || doc["processed"] != false || doc["timed_out"] != true || doc["uuid"] == nil {
-		t.Errorf("waiting for a spooled report: %d %s", resp.StatusCode, b)
+	code, doc, b := submitWaiting(t, base, body1, cn1, "0.3")
+	if code != 503 || doc["processed"] != false || doc["timed_out"] != true || doc["uuid"] == nil {
+		t.Errorf("waiting for a spooled report: %d %s", code, b)
 	}
 	var st struct {
 		State  string `json:"state"`
@@ -72,7 +65,7 @@ func TestStartWithoutPostgres(t *testing.T) {
 	if m["reportdb_spool_reports"] != 2 || m["reportdb_spool_bytes"] <= 0 || m["reportdb_spool_oldest_age_seconds"] <= 0 {
 		t.Errorf("spool metrics: reports %v bytes %v age %v", m["reportdb_spool_reports"], m["reportdb_spool_bytes"], m["reportdb_spool_oldest_age_seconds"])
 	}
-	resp, err = http.Post(commandURL(base, cn2), "application/json", bytes.NewReader(body2))
+	resp, err := http.Post(commandURL(base, cn2), "application/json", bytes.NewReader(body2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +82,21 @@ func TestStartWithoutPostgres(t *testing.T) {
 }
 
 // spoolSize is the size of a wire v8 report's spool record.
+// submitWaiting posts a wire v8 report with secondsToWaitForCompletion
+// and returns the status, the decoded answer and its bytes.
+func submitWaiting(t *testing.T, base string, body []byte, certname, seconds string) (int, map[string]any, []byte) {
+	t.Helper()
+	resp, err := http.Post(commandURL(base, certname)+"&secondsToWaitForCompletion="+seconds, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var doc map[string]any
+	json.Unmarshal(b, &doc)
+	return resp.StatusCode, doc, b
+}
+
 func spoolSize(t *testing.T, body []byte) int64 {
 	v, err := jsonv.Parse(body)
 	if err != nil {
@@ -121,16 +129,9 @@ func TestAcknowledgeSpool(t *testing.T) {
 	if err != nil || status != 200 || len(doc) != 1 || doc["uuid"] == nil {
 		t.Fatalf("submission: %d %q %v", status, msg, err)
 	}
-	resp, err := http.Post(commandURL(base, cn1)+"&secondsToWaitForCompletion=30", "application/json", bytes.NewReader(body1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	doc = nil
-	json.Unmarshal(b, &doc)
-	if resp.StatusCode != 200 || doc["processed"] != true || doc["timed_out"] != false {
-		t.Fatalf("waiting for the delivery: %d %s", resp.StatusCode, b)
+	code, doc, b := submitWaiting(t, base, body1, cn1, "30")
+	if code != 200 || doc["processed"] != true || doc["timed_out"] != false {
+		t.Fatalf("waiting for the delivery: %d %s", code, b)
 	}
 	// delivered in arrival order: the first is in by now too
 	if n := countReports(t, http.DefaultClient, base); n != 2 {
