@@ -503,3 +503,52 @@ func TestAcknowledgeFromSpool(t *testing.T) {
 		t.Fatalf("after Close: %v, want ErrClosed", err)
 	}
 }
+
+// The delivery loop leaves a delivered log in place while reports keep
+// coming and truncates it once the spool has been empty for
+// SpoolTidyAfter.
+func TestSpoolLogEmptiedWhenIdle(t *testing.T) {
+	old := SpoolTidyAfter
+	SpoolTidyAfter = 300 * time.Millisecond
+	defer func() { SpoolTidyAfter = old }()
+	f := openFlaky(t)
+	dir := t.TempDir()
+	sp, err := spool.Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	c := NewCommitter(f, 16)
+	defer c.Close()
+	c.UseSpool(sp, nil)
+	c.AcknowledgeFromSpool()
+	reports := testReports(t, 5)
+	logSize := func() int64 {
+		fi, err := os.Stat(filepath.Join(dir, "spool.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	for round := 0; round < 2; round++ {
+		for _, r := range reports {
+			if _, err := c.Submit(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitDrained(t, c)
+		if n := logSize(); n == 0 {
+			t.Fatalf("round %d: the log was emptied right after its delivery", round)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for logSize() != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the delivered log still holds %d bytes after %v idle", round, logSize(), SpoolTidyAfter)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if n := countReports(t, f.DB); n != 5 {
+		t.Fatalf("%d reports stored, want 5", n)
+	}
+}

@@ -12,11 +12,14 @@
 // Append writes a record and fsyncs before it returns, so a record whose
 // Append returned is durable; Appends running at once share an fsync.
 // Records are delivered in order: Peek reads from the head, Commit
-// advances it (fsyncing spool.head); once every record is delivered the
-// log is truncated, and a log that is never empty long enough is
-// rewritten without its delivered part (compactAt). A crash between the delivery
-// of records and Commit re-delivers them after a restart (at-least-once;
-// reportdb's report hash turns a re-delivery into a duplicate). A torn
+// advances it. The head written by Commit is not fsynced: a crash leaves
+// an older head, one of this log's record boundaries, and the records
+// after it are delivered again (at-least-once; reportdb's report hash
+// turns a re-delivery into a duplicate), which costs less than an fsync
+// per delivery while Appends wait for the lock. The log is emptied
+// (truncated, with a durable head of 0) once it is delivered and either
+// large (compactAt) or idle (Tidy); a log that is never empty long enough
+// is rewritten without its delivered part (compactAt). A torn
 // record at the end of the log (a crash during Append, never acknowledged)
 // fails its CRC and is cut off when the spool is opened.
 package spool
@@ -95,6 +98,8 @@ type Spool struct {
 	failures int         // fsyncs failed so far: an Append's record was cut when it changes
 	syncErr  error       // the last failed fsync's error
 	syncs    int64       // fsyncs of the log by syncLocked (for tests)
+	// headSyncs counts the fsyncs of the head (for tests)
+	headSyncs int64
 }
 
 // compactAt: when the log holds at least this many delivered bytes before
@@ -187,7 +192,7 @@ func (s *Spool) recover() error {
 	if s.count == 0 && s.size > 0 {
 		return s.reset()
 	}
-	return s.writeHead(s.head)
+	return s.writeHead(s.head, true)
 }
 
 // readAt reads and checks the record at off.
@@ -325,7 +330,8 @@ func (s *Spool) PeekBytes(max int, maxBytes int64) ([]Record, error) {
 }
 
 // Commit removes the first n records (those Peek returned, delivered).
-// The new head is on disk when it returns.
+// The new head is written but not fsynced (see the package comment): a
+// crash may deliver them again.
 func (s *Spool) Commit(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -348,7 +354,7 @@ func (s *Spool) Commit(recs []Record) error {
 		return os.ErrClosed
 	}
 	s.count -= len(recs)
-	if s.count == 0 {
+	if s.count == 0 && head >= compactAt {
 		s.head = head
 		return s.reset()
 	}
@@ -358,12 +364,14 @@ func (s *Spool) Commit(recs []Record) error {
 		}
 		// the old log stays, as if compaction had not been tried
 	}
-	if err := s.writeHead(head); err != nil {
+	if err := s.writeHead(head, false); err != nil {
 		s.count += len(recs)
 		return err
 	}
 	s.head = head
-	if next, err := s.readAt(head); err == nil {
+	if s.count == 0 {
+		s.oldest = time.Time{}
+	} else if next, err := s.readAt(head); err == nil {
 		s.oldest = next.Time
 	}
 	return nil
@@ -397,13 +405,13 @@ func (s *Spool) compact(head int64) error {
 		return err
 	}
 	// from here the head is 0 in whichever log a crash leaves
-	if err := s.writeHead(0); err != nil {
+	if err := s.writeHead(0, true); err != nil {
 		nf.Close()
 		return err
 	}
 	if err := os.Rename(name+".new", name); err != nil {
 		nf.Close()
-		s.writeHead(s.head) // the old log stays
+		s.writeHead(s.head, true) // the old log stays
 		return err
 	}
 	if d, err := os.Open(s.dir); err == nil {
@@ -433,17 +441,38 @@ func (s *Spool) reset() error {
 	}
 	s.size, s.head, s.count, s.oldest = 0, 0, 0, time.Time{}
 	s.written = 0
-	return s.writeHead(0)
+	return s.writeHead(0, true)
 }
 
-func (s *Spool) writeHead(off int64) error {
+// writeHead writes the head, fsynced when durable. A head that is not
+// durable must be a record boundary of the current log, at or after the
+// durable one: the writes that change the log under it (reset, compact)
+// are durable, so that a crash never leaves a head of an older log.
+func (s *Spool) writeHead(off int64, durable bool) error {
 	var hb [12]byte
 	binary.LittleEndian.PutUint64(hb[:8], uint64(off))
 	binary.LittleEndian.PutUint32(hb[8:], crc32.Checksum(hb[:8], crcTable))
 	if _, err := s.headF.WriteAt(hb[:], 0); err != nil {
 		return err
 	}
+	if !durable {
+		return nil
+	}
+	s.headSyncs++
 	return s.headF.Sync()
+}
+
+// Tidy empties a log whose records are all delivered (truncating it and
+// making its head 0 durable), so that an idle spool holds nothing on disk
+// and a crash re-delivers nothing. The delivery loop calls it once the
+// spool has been empty for a while.
+func (s *Spool) Tidy() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log == nil || s.count != 0 || s.written != s.size || s.size == 0 {
+		return nil
+	}
+	return s.reset()
 }
 
 // Stats returns the backlog.

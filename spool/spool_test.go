@@ -56,9 +56,17 @@ func TestAppendPeekCommitReopen(t *testing.T) {
 	if err := s.Commit(recs); err != nil {
 		t.Fatal(err)
 	}
+	// delivered but small and not idle yet: the log stays until Tidy
 	fi, _ := os.Stat(filepath.Join(dir, logName))
+	if fi.Size() == 0 || s.Len() != 0 || !s.Stats().Oldest.IsZero() {
+		t.Fatalf("drained spool before Tidy: log %d bytes, %d records, oldest %v", fi.Size(), s.Len(), s.Stats().Oldest)
+	}
+	if err := s.Tidy(); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ = os.Stat(filepath.Join(dir, logName))
 	if fi.Size() != 0 || s.Len() != 0 {
-		t.Fatalf("drained spool: log %d bytes, %d records", fi.Size(), s.Len())
+		t.Fatalf("drained spool after Tidy: log %d bytes, %d records", fi.Size(), s.Len())
 	}
 	s.Append([]byte("again"))
 	s.Close()
@@ -395,5 +403,75 @@ func TestPeekBytes(t *testing.T) {
 	}
 	if recs, _ = s.PeekBytes(2, 0); len(recs) != 2 {
 		t.Fatalf("%d records without a byte bound and max 2", len(recs))
+	}
+}
+
+// Commit does not fsync the head: a crash that loses its last head
+// writes delivers those records again, and loses none, also those
+// appended after a drain that left the log in place.
+func TestStaleHeadRedelivers(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"a", "b", "c"} {
+		s.Append([]byte(p))
+	}
+	headPath := filepath.Join(dir, headName)
+	durable, _ := os.ReadFile(headPath) // the head as last fsynced (0)
+	syncs := s.headSyncs
+	recs, _ := s.Peek(2)
+	if err := s.Commit(recs); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ = s.Peek(10)
+	if err := s.Commit(recs); err != nil { // drained: the log stays
+		t.Fatal(err)
+	}
+	if s.headSyncs != syncs {
+		t.Fatalf("Commit fsynced the head %d times", s.headSyncs-syncs)
+	}
+	s.Append([]byte("d"))
+	if got := fmt.Sprint(payloads(t, s, 10)); got != "[d]" {
+		t.Fatalf("before the crash: %s", got)
+	}
+	s.Close()
+	// the crash: the head's writes since its last fsync are lost
+	if err := os.WriteFile(headPath, durable, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := fmt.Sprint(payloads(t, s, 10)); got != "[a b c d]" || s.Dropped != 0 {
+		t.Fatalf("after the crash: %s (dropped %d)", got, s.Dropped)
+	}
+}
+
+// Tidy leaves a spool with undelivered records alone.
+func TestTidyKeepsUndelivered(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Open(dir, 0)
+	defer s.Close()
+	s.Append([]byte("a"))
+	s.Append([]byte("b"))
+	recs, _ := s.Peek(1)
+	s.Commit(recs)
+	if err := s.Tidy(); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(payloads(t, s, 10)); got != "[b]" {
+		t.Fatalf("after Tidy: %s", got)
+	}
+	recs, _ = s.Peek(1)
+	if err := s.Commit(recs); err != nil {
+		t.Fatal(err)
+	}
+	s.Tidy()
+	if fi, _ := os.Stat(filepath.Join(dir, logName)); fi.Size() != 0 {
+		t.Fatalf("log %d bytes after the last delivery and Tidy", fi.Size())
 	}
 }
