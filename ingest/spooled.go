@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,6 +31,9 @@ type spooler struct {
 	discarded int64
 	// first: every report goes to the spool (AcknowledgeFromSpool)
 	first bool
+	// failing: the last delivery attempt stored nothing (the database
+	// does not take reports)
+	failing atomic.Bool
 }
 
 // DeliveryBatchBytes bounds the spooled records delivered in one batch
@@ -132,6 +136,31 @@ func (c *Committer) Submit(ctx context.Context, r *reportdb.Report) (reportdb.Ou
 	return c.enqueue(r)
 }
 
+// DeliverSpool waits until the spool is delivered, the delivery fails
+// (the database does not take reports: the spool keeps them for the next
+// start) or ctx ends, and returns how many reports the spool still
+// holds. serve calls it at shutdown, once no submission can arrive, so
+// that a stopped instance leaves nothing behind while the database is up.
+func (c *Committer) DeliverSpool(ctx context.Context) int {
+	s := c.spool
+	if s == nil {
+		return 0
+	}
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		n := s.sp.Len()
+		if n == 0 || s.failing.Load() {
+			return n
+		}
+		select {
+		case <-ctx.Done():
+			return s.sp.Len()
+		case <-t.C:
+		}
+	}
+}
+
 // AwaitQueued waits until the spooled report with this hash has been
 // delivered to the database (true) or ctx ends (false).
 func (c *Committer) AwaitQueued(ctx context.Context, hash string) bool {
@@ -220,6 +249,10 @@ func (c *Committer) enqueue(r *reportdb.Report) (reportdb.Outcome, error) {
 	if err := s.sp.Append(payload); err != nil {
 		switch {
 		case errors.Is(err, spool.ErrFull):
+			if s.first && !s.failing.Load() {
+				return 0, &reportdb.Error{Code: reportdb.EUNAVAILABLE, RetryAfter: 60, Message: fmt.Sprintf(
+					"The spool of reports waiting for the database is full (%d bytes, spool-max-bytes): reports arrive faster than the database takes them; the report was not stored, retry later", s.sp.MaxBytes())}
+			}
 			return 0, &reportdb.Error{Code: reportdb.EUNAVAILABLE, RetryAfter: 60, Message: fmt.Sprintf(
 				"The database is unavailable and the spool of reports waiting for it is full (%d bytes, spool-max-bytes); the report was not stored, retry later", s.sp.MaxBytes())}
 		case errors.Is(err, spool.ErrNoSpace):
@@ -300,6 +333,9 @@ func (c *Committer) deliver() {
 			reports = append(reports, r)
 		}
 		n, err := c.deliverBatch(recs, reports)
+		var refused *refusedError
+		isRefused := errors.As(err, &refused)
+		s.failing.Store(n == 0 && !isRefused)
 		if n > 0 {
 			if failing {
 				s.log.Info("the database takes reports again; delivering the spool")
@@ -310,7 +346,10 @@ func (c *Committer) deliver() {
 			}
 			continue
 		}
-		if err != nil && !failing {
+		switch {
+		case isRefused:
+			s.log.Warn("spool: the database refused the oldest spooled report; retrying it before it is discarded", "hash", refused.hash, "err", refused.err, "attempts", MaxDeliveryAttempts)
+		case err != nil && !failing:
 			failing = true
 			st := s.sp.Stats()
 			s.log.Warn("spool: the database does not take reports yet; retrying", "err", err, "spooled", st.Records)
@@ -323,6 +362,16 @@ func (c *Committer) deliver() {
 		}
 	}
 }
+
+// refusedError: the database is up and refused the spooled report at the
+// head; it is retried, then discarded (MaxDeliveryAttempts).
+type refusedError struct {
+	hash string
+	err  error
+}
+
+func (e *refusedError) Error() string { return "the database refused the report: " + e.err.Error() }
+func (e *refusedError) Unwrap() error { return e.err }
 
 // deliverBatch stores the leading records it can and removes them from the
 // spool; it returns how many were removed.
@@ -370,6 +419,9 @@ func (c *Committer) deliverBatch(recs []spool.Record, reports []*reportdb.Report
 				}
 			}
 			if done == 0 {
+				if !c.spoolable(errs[0]) {
+					return 0, &refusedError{hash: reports[0].Hash, err: errs[0]}
+				}
 				return 0, errs[0]
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -284,11 +285,63 @@ func TestSpoolFull(t *testing.T) {
 	f.down.Store(true)
 	_, err := c.Submit(context.Background(), reports[0])
 	var e *reportdb.Error
-	if !errors.As(err, &e) || e.Code != reportdb.EUNAVAILABLE || e.RetryAfter <= 0 {
+	if !errors.As(err, &e) || e.Code != reportdb.EUNAVAILABLE || e.RetryAfter <= 0 || !strings.Contains(e.Message, "database is unavailable") {
 		t.Fatalf("spool full: %#v", err)
 	}
 	if sp.Len() != 0 {
 		t.Fatal("a refused report was spooled")
+	}
+}
+
+// With acknowledge spool and the database up, a full spool says the
+// database falls behind, not that it is unavailable.
+func TestSpoolFullWhileDatabaseUp(t *testing.T) {
+	g := &gated{flaky: openFlaky(t), gate: make(chan struct{})}
+	reports := testReports(t, 40)
+	sp, _ := spool.Open(t.TempDir(), 8<<10)
+	defer sp.Close()
+	c := NewCommitter(g, 8)
+	c.UseSpool(sp, nil)
+	c.AcknowledgeFromSpool()
+	defer c.Close()
+	defer close(g.gate)
+	var err error
+	for _, r := range reports {
+		if _, err = c.Submit(context.Background(), r); err != nil {
+			break
+		}
+	}
+	var e *reportdb.Error
+	if !errors.As(err, &e) || e.Code != reportdb.EUNAVAILABLE || e.RetryAfter <= 0 || !strings.Contains(e.Message, "faster than the database takes them") {
+		t.Fatalf("spool full with the database up: %#v", err)
+	}
+}
+
+// DeliverSpool keeps waiting while the database refuses the oldest
+// report (it is up): the report is discarded after its attempts and the
+// rest delivered.
+func TestDeliverSpoolPastARefusedReport(t *testing.T) {
+	f := openFlaky(t)
+	reports := testReports(t, 3)
+	f.refuse = reports[0].Hash
+	sp, _ := spool.Open(t.TempDir(), 0)
+	defer sp.Close()
+	c := NewCommitter(f, 8)
+	c.UseSpool(sp, nil)
+	c.AcknowledgeFromSpool()
+	defer c.Close()
+	for _, r := range reports {
+		if _, err := c.Submit(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if left := c.DeliverSpool(ctx); left != 0 {
+		t.Fatalf("%d left", left)
+	}
+	if c.SpoolDiscarded() != 1 || countReports(t, f.DB) != 2 {
+		t.Fatalf("%d discarded, %d stored; want 1 and 2", c.SpoolDiscarded(), countReports(t, f.DB))
 	}
 }
 
@@ -550,5 +603,57 @@ func TestSpoolLogEmptiedWhenIdle(t *testing.T) {
 	}
 	if n := countReports(t, f.DB); n != 5 {
 		t.Fatalf("%d reports stored, want 5", n)
+	}
+}
+
+// DeliverSpool waits for the spool's delivery while the database takes
+// reports, gives up at once when it does not, and stops waiting when its
+// context ends.
+func TestDeliverSpool(t *testing.T) {
+	g := &gated{flaky: openFlaky(t), gate: make(chan struct{})}
+	sp, err := spool.Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	c := NewCommitter(g, 4)
+	defer c.Close()
+	c.UseSpool(sp, nil)
+	c.AcknowledgeFromSpool()
+	reports := testReports(t, 10)
+	for _, r := range reports[:6] {
+		if _, err := c.Submit(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a delivery is held: waiting ends with the context
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	if left := c.DeliverSpool(ctx); left != 6 {
+		t.Fatalf("with the delivery held: %d left, want 6", left)
+	}
+	cancel()
+	close(g.gate)
+	if left := c.DeliverSpool(context.Background()); left != 0 {
+		t.Fatalf("with the database up: %d left", left)
+	}
+	if n := countReports(t, g.DB); n != 6 {
+		t.Fatalf("%d stored, want 6", n)
+	}
+	// the database goes away: the spool keeps the rest for the next start
+	g.down.Store(true)
+	for _, r := range reports[6:] {
+		if _, err := c.Submit(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan int, 1)
+	go func() { done <- c.DeliverSpool(context.Background()) }()
+	select {
+	case left := <-done:
+		if left != 4 {
+			t.Fatalf("with the database down: %d left, want 4", left)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("DeliverSpool waits for a database that is down")
 	}
 }
