@@ -28,7 +28,15 @@ type procsChoice struct {
 // 8.7 ms), ingest 903/1164 -> 1324/1192 reports/s, the concurrent mix
 // 667/639 -> 715/648 requests/s. The embedded store runs inside the
 // process and a remote database on other CPUs: Go's default there.
-func chooseProcs(setting, cpus int, envSet bool, database string) procsChoice {
+//
+// With acknowledge spool (spoolFirst) every submission waits for an fsync
+// of the spool, which on this project's virtual disks keeps the calling
+// thread on the CPU for 0.3-0.45 ms; with one P the other submissions and
+// the delivery wait that long for it. Medium fleet, 8 connections, three
+// interleaved rounds (docs/scaling.md, stop 41): 718/835/855 reports/s
+// with 1 P, 1,316/1,130/1,144 with 2, commit 940/1,025/888. So spool
+// takes every CPU, and its sequential queries pay what 1 P saves them.
+func chooseProcs(setting, cpus int, envSet bool, database string, spoolFirst bool) procsChoice {
 	switch {
 	case setting > 0:
 		return procsChoice{setting, "procs setting"}
@@ -40,15 +48,17 @@ func chooseProcs(setting, cpus int, envSet bool, database string) procsChoice {
 		return procsChoice{cpus, "CPUs available (PostgreSQL on another host)"}
 	case cpus <= 1:
 		return procsChoice{1, "CPUs available (1)"}
+	case spoolFirst:
+		return procsChoice{cpus, "CPUs available (acknowledge spool: submissions wait for the spool's fsyncs)"}
 	}
 	return procsChoice{cpus - 1, fmt.Sprintf("CPUs available (%d) less one for PostgreSQL on this host", cpus)}
 }
 
 // setProcs applies chooseProcs to this process.
-func setProcs(setting int, database string) procsChoice {
+func setProcs(setting int, database string, spoolFirst bool) procsChoice {
 	_, envSet := os.LookupEnv("GOMAXPROCS")
 	cpus := runtime.GOMAXPROCS(0)
-	c := chooseProcs(setting, cpus, envSet, database)
+	c := chooseProcs(setting, cpus, envSet, database, spoolFirst)
 	if c.N != cpus { // setting it, even unchanged, ends Go's own updates to a cgroup limit
 		runtime.GOMAXPROCS(c.N)
 	}

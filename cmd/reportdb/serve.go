@@ -26,6 +26,7 @@ import (
 	"reportdb/metrics"
 	"reportdb/postgres"
 	"reportdb/query"
+	"reportdb/spool"
 	"reportdb/sqlite"
 	"reportdb/store"
 	"reportdb/upstream"
@@ -87,7 +88,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		log.Info("configuration file read", "file", l.File)
 	}
 	if cfg.Validate() == nil { // serve reports invalid settings
-		p := setProcs(cfg.Procs, cfg.Database)
+		p := setProcs(cfg.Procs, cfg.Database, cfg.Acknowledge == "spool")
 		log.Info("Go CPUs (GOMAXPROCS)", "procs", p.N, "from", p.Reason)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -287,9 +288,35 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 		}()
 	}
 	wg.Wait()
+	if sp != nil {
+		deliverSpoolAtShutdown(committer, sp, log)
+	}
 	// then (deferred) committer.Close commits what is queued and the
 	// backend closes
 	return errors.Join(errs...)
+}
+
+// shutdownDeliveryWait bounds how long a stopping server delivers its
+// spool (acknowledged reports not yet in the database) while the
+// database takes them, so that a restart or a scale-down leaves nothing
+// on the instance's disk; with acknowledge spool under a steady load it
+// holds about one batch. What is left is delivered at the next start
+// with the same spool directory.
+const shutdownDeliveryWait = 20 * time.Second
+
+func deliverSpoolAtShutdown(c *ingest.Committer, sp *spool.Spool, log *slog.Logger) {
+	n := sp.Len()
+	if n == 0 {
+		return
+	}
+	log.Info("shutting down: delivering the spool", "reports", n)
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownDeliveryWait)
+	defer cancel()
+	if left := c.DeliverSpool(ctx); left > 0 {
+		log.Warn("stopping with reports in the spool: they are delivered at the next start with this spool directory", "reports", left, "dir", sp.Dir())
+		return
+	}
+	log.Info("spool delivered")
 }
 
 // fleetRefresh is how often the fleet metrics reload the nodes' latest
