@@ -495,14 +495,19 @@ func (s *Spool) MaxBytes() int64 { return s.maxBytes }
 // Dir is the spool's directory.
 func (s *Spool) Dir() string { return s.dir }
 
-// Close closes the files.
+// Close closes the files, emptying the log first when all of it is
+// delivered (as Tidy).
 func (s *Spool) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.log == nil {
 		return nil
 	}
-	err := errors.Join(s.log.Close(), s.headF.Close())
+	var tidy error
+	if s.count == 0 && s.written == s.size && s.size > 0 {
+		tidy = s.reset()
+	}
+	err := errors.Join(tidy, s.log.Close(), s.headF.Close())
 	s.log, s.headF = nil, nil
 	return err
 }

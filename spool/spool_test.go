@@ -474,4 +474,15 @@ func TestTidyKeepsUndelivered(t *testing.T) {
 	if fi, _ := os.Stat(filepath.Join(dir, logName)); fi.Size() != 0 {
 		t.Fatalf("log %d bytes after the last delivery and Tidy", fi.Size())
 	}
+	// Close empties a delivered log too
+	s.Append([]byte("c"))
+	recs, _ = s.Peek(1)
+	s.Commit(recs)
+	if fi, _ := os.Stat(filepath.Join(dir, logName)); fi.Size() == 0 {
+		t.Fatal("the log was emptied by the delivery itself")
+	}
+	s.Close()
+	if fi, _ := os.Stat(filepath.Join(dir, logName)); fi.Size() != 0 {
+		t.Fatalf("log %d bytes after the last delivery and Close", fi.Size())
+	}
 }
