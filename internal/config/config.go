@@ -162,7 +162,7 @@ var Settings = []*Setting{
 	{Key: "idle-timeout", Help: "how long an idle keep-alive connection stays open (`DURATION`)", field: func(c *Config) any { return &c.IdleTimeout }},
 	{Key: "max-header-bytes", Help: "largest request header block in bytes (`N`); larger gets 431", field: func(c *Config) any { return &c.MaxHeaderBytes }},
 	{Key: "max-url-bytes", Help: "longest request target (path and query string) in bytes (`N`); longer gets 414", field: func(c *Config) any { return &c.MaxURLBytes }},
-	{Key: "procs", Help: "CPUs running reportdb's Go code at once (`N`, Go's GOMAXPROCS); 0: automatic (the GOMAXPROCS variable when set; otherwise the CPUs Go sees, one fewer, at least 1, when PostgreSQL is on this machine)", field: func(c *Config) any { return &c.Procs }},
+	{Key: "procs", Help: "CPUs running reportdb's Go code at once (`N`, Go's GOMAXPROCS); 0: automatic (the GOMAXPROCS variable when set; otherwise the CPUs Go sees, one fewer, at least 1, when PostgreSQL is on this machine and acknowledge is commit)", field: func(c *Config) any { return &c.Procs }},
 }
 
 // Lookup returns the setting named key, or nil.
