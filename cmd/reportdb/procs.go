@@ -33,7 +33,7 @@ type procsChoice struct {
 // of the spool, which on this project's virtual disks keeps the calling
 // thread on the CPU for 0.3-0.45 ms; with one P the other submissions and
 // the delivery wait that long for it. Medium fleet, 8 connections, three
-// interleaved rounds (docs/scaling.md, stop 40's second session): 718/835/855 reports/s
+// interleaved rounds (docs/scaling.md, stop 41): 718/835/855 reports/s
 // with 1 P, 1,316/1,130/1,144 with 2, commit 940/1,025/888. So spool
 // takes every CPU, and its sequential queries pay what 1 P saves them.
 func chooseProcs(setting, cpus int, envSet bool, database string, spoolFirst bool) procsChoice {
