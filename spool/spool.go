@@ -469,7 +469,15 @@ func (s *Spool) writeHead(off int64, durable bool) error {
 func (s *Spool) Tidy() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.log == nil || s.count != 0 || s.written != s.size || s.size == 0 {
+	if s.log == nil {
+		return nil
+	}
+	return s.tidyLocked()
+}
+
+// tidyLocked is Tidy with mu held and the files open.
+func (s *Spool) tidyLocked() error {
+	if s.count != 0 || s.written != s.size || s.size == 0 {
 		return nil
 	}
 	return s.reset()
@@ -503,11 +511,7 @@ func (s *Spool) Close() error {
 	if s.log == nil {
 		return nil
 	}
-	var tidy error
-	if s.count == 0 && s.written == s.size && s.size > 0 {
-		tidy = s.reset()
-	}
-	err := errors.Join(tidy, s.log.Close(), s.headF.Close())
+	err := errors.Join(s.tidyLocked(), s.log.Close(), s.headF.Close())
 	s.log, s.headF = nil, nil
 	return err
 }
