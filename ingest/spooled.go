@@ -249,12 +249,11 @@ func (c *Committer) enqueue(r *reportdb.Report) (reportdb.Outcome, error) {
 	if err := s.sp.Append(payload); err != nil {
 		switch {
 		case errors.Is(err, spool.ErrFull):
+			msg := "The database is unavailable and the spool of reports waiting for it is full (%d bytes, spool-max-bytes); the report was not stored, retry later"
 			if s.first && !s.failing.Load() {
-				return 0, &reportdb.Error{Code: reportdb.EUNAVAILABLE, RetryAfter: 60, Message: fmt.Sprintf(
-					"The spool of reports waiting for the database is full (%d bytes, spool-max-bytes): reports arrive faster than the database takes them; the report was not stored, retry later", s.sp.MaxBytes())}
+				msg = "The spool of reports waiting for the database is full (%d bytes, spool-max-bytes): reports arrive faster than the database takes them; the report was not stored, retry later"
 			}
-			return 0, &reportdb.Error{Code: reportdb.EUNAVAILABLE, RetryAfter: 60, Message: fmt.Sprintf(
-				"The database is unavailable and the spool of reports waiting for it is full (%d bytes, spool-max-bytes); the report was not stored, retry later", s.sp.MaxBytes())}
+			return 0, &reportdb.Error{Code: reportdb.EUNAVAILABLE, RetryAfter: 60, Message: fmt.Sprintf(msg, s.sp.MaxBytes())}
 		case errors.Is(err, spool.ErrNoSpace):
 			return 0, &reportdb.Error{Code: reportdb.ENOSPACE, RetryAfter: 60, Err: err, Message: fmt.Sprintf(
 				"No space left on the disk: the database cannot take the report and the spool (%s) cannot hold it; the report was not stored, retry later", s.sp.Dir())}
