@@ -142,6 +142,24 @@ func openFlaky(t *testing.T) *flaky {
 	return &flaky{DB: db}
 }
 
+// spoolFirst opens a spool in dir (bounded by maxBytes, 0: none) and a
+// committer over b, with at most maxBatch reports a batch, that
+// acknowledges from it (AcknowledgeFromSpool); both close when the test
+// ends, the committer first.
+func spoolFirst(t *testing.T, b store.Backend, maxBatch int, dir string, maxBytes int64) *Committer {
+	t.Helper()
+	sp, err := spool.Open(dir, maxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sp.Close() })
+	c := NewCommitter(b, maxBatch)
+	t.Cleanup(c.Close)
+	c.UseSpool(sp, nil)
+	c.AcknowledgeFromSpool()
+	return c
+}
+
 func waitDrained(t *testing.T, c *Committer) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -298,13 +316,8 @@ func TestSpoolFull(t *testing.T) {
 func TestSpoolFullWhileDatabaseUp(t *testing.T) {
 	g := &gated{flaky: openFlaky(t), gate: make(chan struct{})}
 	reports := testReports(t, 40)
-	sp, _ := spool.Open(t.TempDir(), 8<<10)
-	defer sp.Close()
-	c := NewCommitter(g, 8)
-	c.UseSpool(sp, nil)
-	c.AcknowledgeFromSpool()
-	defer c.Close()
-	defer close(g.gate)
+	c := spoolFirst(t, g, 8, t.TempDir(), 8<<10)
+	defer close(g.gate) // before the committer closes
 	var err error
 	for _, r := range reports {
 		if _, err = c.Submit(context.Background(), r); err != nil {
@@ -324,12 +337,7 @@ func TestDeliverSpoolPastARefusedReport(t *testing.T) {
 	f := openFlaky(t)
 	reports := testReports(t, 3)
 	f.refuse = reports[0].Hash
-	sp, _ := spool.Open(t.TempDir(), 0)
-	defer sp.Close()
-	c := NewCommitter(f, 8)
-	c.UseSpool(sp, nil)
-	c.AcknowledgeFromSpool()
-	defer c.Close()
+	c := spoolFirst(t, f, 8, t.TempDir(), 0)
 	for _, r := range reports {
 		if _, err := c.Submit(context.Background(), r); err != nil {
 			t.Fatal(err)
@@ -485,14 +493,7 @@ func TestAcknowledgeFromSpool(t *testing.T) {
 	g := &gated{flaky: openFlaky(t), gate: make(chan struct{})}
 	reports := testReports(t, 40)
 	g.refuse = reports[7].Hash
-	sp, err := spool.Open(t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sp.Close()
-	c := NewCommitter(g, 16)
-	c.UseSpool(sp, nil)
-	c.AcknowledgeFromSpool()
+	c := spoolFirst(t, g, 16, t.TempDir(), 0)
 	var stored atomic.Int32
 	c.OnStored = func(*reportdb.Report) { stored.Add(1) }
 	answered := make(chan error, 1)
@@ -563,18 +564,10 @@ func TestAcknowledgeFromSpool(t *testing.T) {
 func TestSpoolLogEmptiedWhenIdle(t *testing.T) {
 	old := SpoolTidyAfter
 	SpoolTidyAfter = 300 * time.Millisecond
-	defer func() { SpoolTidyAfter = old }()
+	t.Cleanup(func() { SpoolTidyAfter = old }) // after the committer's delivery loop stops
 	f := openFlaky(t)
 	dir := t.TempDir()
-	sp, err := spool.Open(dir, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sp.Close()
-	c := NewCommitter(f, 16)
-	defer c.Close()
-	c.UseSpool(sp, nil)
-	c.AcknowledgeFromSpool()
+	c := spoolFirst(t, f, 16, dir, 0)
 	reports := testReports(t, 5)
 	logSize := func() int64 {
 		fi, err := os.Stat(filepath.Join(dir, "spool.log"))
@@ -611,15 +604,7 @@ func TestSpoolLogEmptiedWhenIdle(t *testing.T) {
 // context ends.
 func TestDeliverSpool(t *testing.T) {
 	g := &gated{flaky: openFlaky(t), gate: make(chan struct{})}
-	sp, err := spool.Open(t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sp.Close()
-	c := NewCommitter(g, 4)
-	defer c.Close()
-	c.UseSpool(sp, nil)
-	c.AcknowledgeFromSpool()
+	c := spoolFirst(t, g, 4, t.TempDir(), 0)
 	reports := testReports(t, 10)
 	for _, r := range reports[:6] {
 		if _, err := c.Submit(context.Background(), r); err != nil {
