@@ -4,7 +4,7 @@
 # events apart, the spool's acknowledgement mode, whose default `commit`
 # keeps the ingest path of stop 36), on this stop's machine: the
 # 10,000-node fleet at 1 and 14 days (scripts/fleet-days.py --nodes 10000
-# --days 1,14 --outdir /work/data-10k, 55 min here), stop 31's driver
+# --days 1,14 --outdir /work/data-10k, 41 min here), stop 31's driver
 # (import both windows with the import's peak RSS sampled, the latest-report
 # tables' state, the 14 d / 1 d ratio over ROUNDS (6) interleaved rounds of
 # -k K (30), the concurrent phase in the first), then sustained ingest into
