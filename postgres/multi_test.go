@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"reportdb/internal/pgtest"
 	"reportdb/postgres"
+	"reportdb/store"
 	"reportdb/storetest"
 )
 
@@ -193,12 +195,21 @@ func TestRetentionDropsPartitions(t *testing.T) {
 	// cutoff in the middle of day 2: days 0 and 1 are dropped whole, day 2
 	// loses its first report
 	cutoff := base + 2*day + 2*3600000
-	n, err := db.DeleteReportsBefore(context.Background(), cutoff)
+	var steps store.Steps
+	n, err := db.DeleteReportsBefore(store.WithSteps(context.Background(), &steps), cutoff)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n != 8 {
 		t.Fatalf("deleted %d reports, want 8", n)
+	}
+	// the run timed its steps for its log line: two days of each table
+	// detached and dropped, the keys, one batch for day 2, the rest
+	for _, step := range []string{"detach resource_events×2=", "drop resource_events×2=", "drop reports×2=",
+		"report_keys=", "report_keys_archive=", " batches=", "resource_latest=", "environments="} {
+		if !strings.Contains(steps.String(), step) {
+			t.Errorf("steps %q lack %q", steps.String(), step)
+		}
 	}
 	if n := partitions(); n != 3 {
 		t.Fatalf("%d partitions after retention, want 3", n)

@@ -54,6 +54,7 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 	}
 	for {
 		var n int64
+		done := store.TimeStep(ctx, "batches")
 		if err := retryTransient(ctx, 2, func() error {
 			return conn.QueryRow(ctx, `WITH gone AS (DELETE FROM reports WHERE id IN
 		    (SELECT id FROM reports WHERE producer_timestamp < $1 LIMIT $2)
@@ -72,6 +73,7 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		}); err != nil {
 			return deleted, err
 		}
+		done()
 		deleted += n
 		if n < retentionBatch {
 			break
@@ -91,6 +93,7 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		db.staleChecked = true
 		db.mu.Unlock()
 	}
+	defer store.TimeStep(ctx, "environments")()
 	if _, err := conn.Exec(ctx, `DELETE FROM environments e
 		WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.environment = e.name)`); err != nil {
 		return deleted, err
@@ -176,6 +179,7 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 		delete(db.partitions, p.day)
 		db.mu.Unlock()
 		tab := pgx.Identifier{p.name}.Sanitize()
+		detached := store.TimeStep(ctx, "detach "+p.parent)
 		if p.attached {
 			detach := "ALTER TABLE " + p.parent + " DETACH PARTITION " + tab + " CONCURRENTLY"
 			if p.pending {
@@ -185,6 +189,8 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 				return deleted, fmt.Errorf("detach partition %s: %w", p.name, err)
 			}
 		}
+		detached()
+		dropDone := store.TimeStep(ctx, "drop "+p.parent)
 		// the transaction locks certnames and latest_reports rows, which
 		// ingest locks too: run again when PostgreSQL breaks a deadlock
 		// by failing it (it changed nothing then)
@@ -195,6 +201,7 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 		}); err != nil {
 			return deleted, err
 		}
+		dropDone()
 		if p.parent == "reports" {
 			deleted += n
 			dropped = append(dropped, p.day)
@@ -209,14 +216,18 @@ func (db *DB) dropExpiredPartitions(ctx context.Context, conn *pgx.Conn, cutoff 
 		// the cutoff stored while this runs may lose its keys with them;
 		// the next run deletes it.
 		kept, _ := idRange(dayIndex(cutoff))
+		done := store.TimeStep(ctx, "report_keys")
 		if _, err := conn.Exec(ctx, `DELETE FROM report_keys WHERE (id >> 32) < $1`, kept>>32); err != nil {
 			return deleted, fmt.Errorf("keys of dropped reports: %w", err)
 		}
+		done()
+		done = store.TimeStep(ctx, "report_keys_archive")
 		// and their copies in the archive (migration 0020), which has no
 		// index by day: a scan of it, once a day
 		if _, err := conn.Exec(ctx, `DELETE FROM report_keys_archive WHERE id < $1`, kept); err != nil {
 			return deleted, fmt.Errorf("archived keys of dropped reports: %w", err)
 		}
+		done()
 		if _, err := conn.Exec(ctx, `DELETE FROM report_keys_late WHERE day < $1`, kept>>32); err != nil {
 			return deleted, fmt.Errorf("late marks of dropped days: %w", err)
 		}
@@ -317,9 +328,12 @@ func raiseValidFrom(newest string) string {
 // from growing with retention. A row an ingest adds meanwhile below
 // valid_from is left for the next run.
 func dropStaleLatest(ctx context.Context, conn *pgx.Conn) error {
+	done := store.TimeStep(ctx, "resource_latest")
 	if _, err := conn.Exec(ctx, `DELETE FROM resource_latest WHERE ts < (SELECT max(valid_from) FROM distinct_state)`); err != nil {
 		return fmt.Errorf("stale latest rows: %w", err)
 	}
+	done()
+	defer store.TimeStep(ctx, "distinct_rollup")()
 	if _, err := conn.Exec(ctx, `DELETE FROM distinct_rollup
 		WHERE bucket + width <= (SELECT max(valid_from) FROM distinct_state)`); err != nil {
 		return fmt.Errorf("stale distinct buckets: %w", err)

@@ -69,7 +69,8 @@ func (r *Retention) RunOnce(ctx context.Context) (int64, error) {
 	}
 	start := time.Now()
 	cutoff := now().Add(-r.TTL).UnixMilli()
-	n, err := r.Backend.DeleteReportsBefore(ctx, cutoff)
+	var steps Steps
+	n, err := r.Backend.DeleteReportsBefore(WithSteps(ctx, &steps), cutoff)
 	if r.OnRun != nil {
 		r.OnRun(n, time.Since(start), err)
 	}
@@ -77,9 +78,12 @@ func (r *Retention) RunOnce(ctx context.Context) (int64, error) {
 	case errors.Is(err, ErrBusy):
 		r.Log.Debug("retention skipped: running elsewhere")
 	case err != nil:
-		r.Log.Error("retention failed", "err", err)
-	default:
+		r.Log.Error("retention failed", "err", err, "steps", steps.String())
+	case n == 0:
 		r.Log.Info("retention", "deleted_reports", n, "cutoff", time.UnixMilli(cutoff).UTC().Format(time.RFC3339), "took", time.Since(start).Round(time.Millisecond))
+	default:
+		// where the time went, when there was something to delete
+		r.Log.Info("retention", "deleted_reports", n, "cutoff", time.UnixMilli(cutoff).UTC().Format(time.RFC3339), "took", time.Since(start).Round(time.Millisecond), "steps", steps.String())
 	}
 	return n, err
 }

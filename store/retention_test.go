@@ -1,9 +1,11 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,5 +54,44 @@ func TestRetentionRunsMaintenance(t *testing.T) {
 		if ttl > 0 && f.deletes.Load() < 2 {
 			t.Errorf("ttl %v: retention ran %d times before the second maintenance", ttl, f.deletes.Load())
 		}
+	}
+}
+
+// stepsBackend records two steps into its context's Steps, one of them
+// twice, as a backend timing its retention does.
+type stepsBackend struct{ store.Backend }
+
+func (stepsBackend) DeleteReportsBefore(ctx context.Context, _ int64) (int64, error) {
+	store.AddStep(ctx, "drop", 1500*time.Millisecond)
+	store.AddStep(ctx, "batches", 20*time.Millisecond)
+	store.AddStep(ctx, "batches", 30*time.Millisecond)
+	return 7, nil
+}
+
+// A run that deleted something says in its log line where the time went:
+// its steps in the order they ran, repeated steps added up and counted.
+func TestRetentionLogsSteps(t *testing.T) {
+	var buf bytes.Buffer
+	r := &store.Retention{Backend: stepsBackend{}, TTL: time.Hour, Log: slog.New(slog.NewTextHandler(&buf, nil))}
+	if n, err := r.RunOnce(context.Background()); err != nil || n != 7 {
+		t.Fatalf("RunOnce: %d, %v", n, err)
+	}
+	if want := `steps="drop=1.5s batches×2=50ms"`; !strings.Contains(buf.String(), want) {
+		t.Errorf("log line %q lacks %s", buf.String(), want)
+	}
+}
+
+// AddStep without Steps in the context (a caller other than RunOnce)
+// does nothing, and an empty Steps renders as "".
+func TestStepsWithoutRun(t *testing.T) {
+	store.AddStep(context.Background(), "x", time.Second)
+	var s store.Steps
+	if got := s.String(); got != "" {
+		t.Errorf("empty steps render as %q", got)
+	}
+	ctx := store.WithSteps(context.Background(), &s)
+	store.TimeStep(ctx, "y")()
+	if got := s.String(); !strings.HasPrefix(got, "y=") {
+		t.Errorf("timed step renders as %q", got)
 	}
 }
