@@ -79,11 +79,13 @@ func (r *Retention) RunOnce(ctx context.Context) (int64, error) {
 		r.Log.Debug("retention skipped: running elsewhere")
 	case err != nil:
 		r.Log.Error("retention failed", "err", err, "steps", steps.String())
-	case n == 0:
-		r.Log.Info("retention", "deleted_reports", n, "cutoff", time.UnixMilli(cutoff).UTC().Format(time.RFC3339), "took", time.Since(start).Round(time.Millisecond))
 	default:
-		// where the time went, when there was something to delete
-		r.Log.Info("retention", "deleted_reports", n, "cutoff", time.UnixMilli(cutoff).UTC().Format(time.RFC3339), "took", time.Since(start).Round(time.Millisecond), "steps", steps.String())
+		args := []any{"deleted_reports", n, "cutoff", time.UnixMilli(cutoff).UTC().Format(time.RFC3339), "took", time.Since(start).Round(time.Millisecond)}
+		if n > 0 {
+			// where the time went, when there was something to delete
+			args = append(args, "steps", steps.String())
+		}
+		r.Log.Info("retention", args...)
 	}
 	return n, err
 }

@@ -14,9 +14,13 @@ import (
 // Steps of its context with AddStep; RunOnce puts one there and logs it.
 type Steps struct {
 	mu    sync.Mutex
-	names []string
-	took  map[string]time.Duration
-	count map[string]int
+	steps []step // in the order they first ran (a run has a dozen or so)
+}
+
+type step struct {
+	name  string
+	took  time.Duration
+	count int
 }
 
 type stepsKey struct{}
@@ -36,14 +40,14 @@ func AddStep(ctx context.Context, name string, d time.Duration) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.took == nil {
-		s.took, s.count = map[string]time.Duration{}, map[string]int{}
+	for i := range s.steps {
+		if s.steps[i].name == name {
+			s.steps[i].took += d
+			s.steps[i].count++
+			return
+		}
 	}
-	if _, ok := s.took[name]; !ok {
-		s.names = append(s.names, name)
-	}
-	s.took[name] += d
-	s.count[name]++
+	s.steps = append(s.steps, step{name: name, took: d, count: 1})
 }
 
 // TimeStep returns a function that, called, adds the time since TimeStep
@@ -59,15 +63,15 @@ func (s *Steps) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var b strings.Builder
-	for i, name := range s.names {
+	for i, st := range s.steps {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(name)
-		if n := s.count[name]; n > 1 {
-			b.WriteString("×" + strconv.Itoa(n))
+		b.WriteString(st.name)
+		if st.count > 1 {
+			b.WriteString("×" + strconv.Itoa(st.count))
 		}
-		b.WriteString("=" + roundStep(s.took[name]).String())
+		b.WriteString("=" + roundStep(st.took).String())
 	}
 	return b.String()
 }
