@@ -94,8 +94,8 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		db.mu.Unlock()
 	}
 	defer store.TimeStep(ctx, "environments")()
-	if _, err := conn.Exec(ctx, `DELETE FROM environments e
-		WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.environment = e.name)`); err != nil {
+	if _, err := conn.Exec(ctx, `DELETE FROM environments
+		WHERE name NOT IN (`+sqlgen.StoredEnvironments()+`)`); err != nil {
 		return deleted, err
 	}
 	return deleted, nil

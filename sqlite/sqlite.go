@@ -237,7 +237,7 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (n int64, e
 		}
 		n, _ = res.RowsAffected()
 		_, err = tx.ExecContext(ctx, `DELETE FROM environments
-		WHERE name NOT IN (SELECT DISTINCT environment FROM reports)`)
+		WHERE name NOT IN (`+sqlgen.StoredEnvironments()+`)`)
 		return err
 	})
 	return n, err

@@ -161,6 +161,34 @@ func RunStorage(t *testing.T, open Opener) {
 			t.Fatalf("deleted report still latest: %v", got)
 		}
 	})
+	// an environment goes with the last of its reports, and not before
+	t.Run("RetentionEnvironments", func(t *testing.T) {
+		b := open(t)
+		gone := Report(t, "r1", "2025-01-01T10:00:00Z", "2025-01-01T09:00:00Z", "", "success")
+		gone.Environment = "staging"
+		partly := Report(t, "r2", "2025-01-02T10:00:00Z", "2025-01-02T09:00:00Z", "", "success")
+		partly.Environment = "testing"
+		kept := Report(t, "r3", "2025-01-20T10:00:00Z", "2025-01-20T09:00:00Z", "", "noop")
+		kept.Environment = "testing"
+		prod := Report(t, "r4", "2025-01-21T10:00:00Z", "2025-01-21T09:00:00Z", "", "noop")
+		mustStore(t, b, gone, partly, kept, prod)
+		names := func() []string {
+			var out []string
+			for _, row := range get(t, b, "/pdb/query/v4/environments", url.Values{"order_by": {`[{"field":"name"}]`}}) {
+				out = append(out, fmt.Sprint(row["name"]))
+			}
+			return out
+		}
+		if got := strings.Join(names(), ","); got != "production,staging,testing" {
+			t.Fatalf("environments before retention = %s", got)
+		}
+		if n, err := b.DeleteReportsBefore(ctx(t), mustMillis(t, "2025-01-10T00:00:00Z")); err != nil || n != 2 {
+			t.Fatalf("retention deleted %d reports (%v), want 2", n, err)
+		}
+		if got := strings.Join(names(), ","); got != "production,testing" {
+			t.Fatalf("environments after retention = %s, want production,testing", got)
+		}
+	})
 }
 
 func mustMillis(t *testing.T, s string) int64 {
