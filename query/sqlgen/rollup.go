@@ -635,7 +635,7 @@ func ReportRollupDeltas(from string, sign int) []string {
 }
 
 // StoredEnvironments renders a query of the environments of the stored
-// reports, read from report_rollup at its widest buckets (a row per day
+// reports, read from report_rollup at its coarsest buckets (a row per day
 // and combination of its dimensions, and the deltas not yet merged), not
 // from the reports: retention deletes the environments that are not
 // among them, and a scan of every stored report would grow with the days
@@ -643,7 +643,7 @@ func ReportRollupDeltas(from string, sign int) []string {
 // deletes in the same transaction (ReportRollupDeltas).
 func StoredEnvironments() string {
 	return "SELECT environment FROM " + reportRollup.table + " WHERE width = " +
-		strconv.FormatInt(slices.Max(RollupWidths), 10) + " GROUP BY environment HAVING SUM(n) > 0"
+		strconv.FormatInt(RollupWidths[0], 10) + " GROUP BY environment HAVING SUM(n) > 0"
 }
 
 // CTEs renders statements as the data-modifying CTEs name0 AS (...),
