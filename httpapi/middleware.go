@@ -13,6 +13,7 @@ import (
 	"reportdb"
 	"reportdb/ingest"
 	"reportdb/metrics"
+	"reportdb/store"
 )
 
 // ChannelHeader, set to "import" on a /pdb/cmd/v1 submission, counts it
@@ -135,6 +136,7 @@ func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 type exchange struct {
 	recorder recorder
 	state    reqState
+	steps    store.Steps // the backend's waits and statements (slow-query log)
 }
 
 // captureBody keeps the first bytes of a POSTed query for the slow-query
@@ -160,7 +162,12 @@ func (h *instrumented) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &ex.recorder
 	st := &ex.state
 	st.captureQ = h.o.SlowQuery > 0
-	r = r.WithContext(context.WithValue(r.Context(), reqStateKey{}, st))
+	ctx := context.WithValue(r.Context(), reqStateKey{}, st)
+	if st.captureQ {
+		ex.steps.Statements = true
+		ctx = store.WithSteps(ctx, &ex.steps)
+	}
+	r = r.WithContext(ctx)
 	st.req = r
 
 	h.next.ServeHTTP(rec, r)
@@ -193,7 +200,7 @@ func (h *instrumented) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt.kind == routeMetrics {
 		level = slog.LevelDebug
 	}
-	ctx := r.Context()
+	ctx = r.Context()
 	if h.o.Log.Enabled(ctx, level) {
 		attrs := make([]slog.Attr, 0, 10)
 		attrs = append(attrs,
@@ -225,11 +232,11 @@ func (h *instrumented) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.o.Log.Handler().Handle(ctx, rec)
 	}
 	if rt.kind == routeQuery && channel == "" && h.o.SlowQuery > 0 && d >= h.o.SlowQuery {
-		h.logSlow(r, rt, status, d, body)
+		h.logSlow(r, rt, status, d, body, &ex.steps)
 	}
 }
 
-func (h *instrumented) logSlow(r *http.Request, rt class, status int, d time.Duration, body *captureBody) {
+func (h *instrumented) logSlow(r *http.Request, rt class, status int, d time.Duration, body *captureBody, steps *store.Steps) {
 	attrs := []slog.Attr{
 		slog.String("endpoint", endpoints[rt.endpoint]),
 		slog.String("method", r.Method),
@@ -237,6 +244,11 @@ func (h *instrumented) logSlow(r *http.Request, rt class, status int, d time.Dur
 		slog.Int("status", status),
 		slog.Duration("duration", d),
 		slog.Duration("threshold", h.o.SlowQuery),
+	}
+	// where the time went: waiting for a database connection, in the
+	// database (PostgreSQL only)
+	if s := steps.String(); s != "" {
+		attrs = append(attrs, slog.String("steps", s))
 	}
 	if q := r.URL.Query(); len(q) > 0 {
 		params := make([]any, 0, len(q))

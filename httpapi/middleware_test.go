@@ -19,6 +19,7 @@ import (
 	"reportdb/jsonv"
 	"reportdb/metrics"
 	"reportdb/sqlite"
+	"reportdb/store"
 	"reportdb/wire"
 )
 
@@ -219,6 +220,11 @@ func TestInstrument(t *testing.T) {
 			processor.ServeHTTP(w, r)
 			return
 		}
+		// what the PostgreSQL backend adds to a request's steps (this
+		// test server's SQLite backend adds none)
+		if st := store.StatementSteps(r.Context()); st != nil && r.URL.Path == "/pdb/query/v4/reports" {
+			st.Add("conn wait", 1500*time.Millisecond)
+		}
 		s.ServeHTTP(w, r)
 	}), InstrumentOptions{Log: log, Metrics: m, SlowQuery: time.Nanosecond})
 
@@ -279,10 +285,15 @@ func TestInstrument(t *testing.T) {
 		`level=WARN msg="slow query" endpoint=reports method=GET`,
 		`params.limit=1`,
 		`params.order_by="[{\"field\":\"certname\"}]"`,
+		`path=/pdb/query/v4/reports status=200 duration=`,
+		`threshold=1ns steps="conn wait=1.5s"`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %s:\n%s", want, out)
 		}
+	}
+	if strings.Count(out, `steps=`) != 1 {
+		t.Errorf("steps on a slow query whose backend added none:\n%s", out)
 	}
 	if strings.Count(out, `msg="slow query"`) != 2 {
 		t.Errorf("slow query lines (ingest is never a query):\n%s", out)

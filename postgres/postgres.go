@@ -126,6 +126,8 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	} else if cfg.MaxConns < 8 {
 		cfg.MaxConns = 8
 	}
+	// the slow-query log's breakdown of a request (trace.go)
+	cfg.ConnConfig.Tracer = stepTracer{}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,14 @@ import (
 // so that a run's log line says where its time went. A backend adds to the
 // Steps of its context with AddStep; RunOnce puts one there and logs it.
 type Steps struct {
+	// Statements asks the backend to add its own waits and statements as
+	// steps too (the slow-query log's breakdown of a request): "conn
+	// wait" for a free connection of its pool, "sql" for running a
+	// statement (until its last row is read, so a
+	// query's rows streamed to a slow client count there). A backend
+	// without such hooks (SQLite) adds none.
+	Statements bool
+
 	mu    sync.Mutex
 	steps []step // in the order they first ran (a run has a dozen or so)
 }
@@ -34,10 +42,22 @@ func WithSteps(ctx context.Context, s *Steps) context.Context {
 // with one name add up, and count how often they ran); without Steps it
 // does nothing.
 func AddStep(ctx context.Context, name string, d time.Duration) {
-	s, _ := ctx.Value(stepsKey{}).(*Steps)
-	if s == nil {
-		return
+	if s, _ := ctx.Value(stepsKey{}).(*Steps); s != nil {
+		s.Add(name, d)
 	}
+}
+
+// StatementSteps returns the Steps of ctx when they ask for the backend's
+// statements (Steps.Statements), else nil.
+func StatementSteps(ctx context.Context) *Steps {
+	if s, _ := ctx.Value(stepsKey{}).(*Steps); s != nil && s.Statements {
+		return s
+	}
+	return nil
+}
+
+// Add adds d to the step called name (see AddStep).
+func (s *Steps) Add(name string, d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range s.steps {
@@ -48,6 +68,19 @@ func AddStep(ctx context.Context, name string, d time.Duration) {
 		}
 	}
 	s.steps = append(s.steps, step{name: name, took: d, count: 1})
+}
+
+// Step returns the time the step called name took in all, and how often
+// it ran (0 if never).
+func (s *Steps) Step(name string) (took time.Duration, count int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.steps {
+		if st.name == name {
+			return st.took, st.count
+		}
+	}
+	return 0, 0
 }
 
 // TimeStep returns a function that, called, adds the time since TimeStep
