@@ -12,7 +12,11 @@
 #     latency of each, non-200s.
 # (ingest.py does not wait for the reports to be queryable: retention
 # deletes some meanwhile.) Prints the retention line of the server log (deleted reports, duration)
-# and a summary; everything is kept in OUT (default /tmp/retention-PORT).
+# and a summary, with how many of the posted reports were new (stored) and
+# how many the database already had (duplicates: use a FLEET of new
+# reports, e.g. fleet.py --end later than the database's, or the run loads
+# the database less than real ingest); everything is kept in OUT (default
+# /tmp/retention-PORT).
 # The database is changed (reports deleted, reports added): use a copy, e.g.
 #   createdb -T loaded_db scratch_copy
 set -euo pipefail
@@ -46,6 +50,11 @@ wait $qpid || true
 for _ in $(seq 300); do grep -q '"retention\|msg=retention' "$out/server.log" && break; sleep 1; done
 echo "== retention"; grep -E 'msg=retention|retention failed' "$out/server.log" || echo "no retention run logged"
 echo "== ingest"; grep -iE "reports/s|ack|latency|error|fail" "$out/ingest.txt" | head -8
+# a probe the database already holds is all duplicates, which write nothing
+# (and so do not load the database): say so
+curl -s "http://127.0.0.1:$port/metrics" | awk '/^reportdb_ingest_reports_total\{/ && /channel="command"/ {
+  match($0, /outcome="[a-z]+"/); o = substr($0, RSTART + 9, RLENGTH - 10); n[o] += $NF }
+  END { printf "  stored %d, duplicates %d (the server'"'"'s reportdb_ingest_reports_total)\n", n["stored"], n["duplicate"] }'
 echo "== queries (reports page with include_total, every 200 ms)"
 awk '{n++; if ($1 != "200") bad++; t[n]=$2*1000} END {
   asort(t); printf "requests %d, non-200 %d, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", n, bad, t[int(n*0.5)+1], t[int(n*0.99)+1], t[n] }' "$out/queries.txt"
