@@ -80,8 +80,8 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		}
 	}
 	// resource_latest has no index on ts (migration 0008): the stale rows
-	// are found by a scan, run when this run deleted something or this
-	// process has not run it yet (another instance's deletes)
+	// are found by a scan (in chunks), run when this run deleted something
+	// or this process has not run it yet (another instance's deletes)
 	db.mu.Lock()
 	stale := deleted > 0 || !db.staleChecked
 	db.mu.Unlock()
@@ -322,21 +322,53 @@ func raiseValidFrom(newest string) string {
 	return "UPDATE distinct_state SET valid_from = GREATEST(valid_from, " + newest + " + 1) WHERE " + newest + " IS NOT NULL"
 }
 
+// staleLatestPages is how many heap pages of resource_latest one
+// statement of dropStaleLatest reads (64 MB at 8 kB a page): each is its
+// own transaction, so an ingest storing a newer event of a key being
+// deleted waits for one chunk, not for the whole table's scan.
+var staleLatestPages int64 = 8192
+
 // dropStaleLatest deletes the resource_latest rows and distinct_rollup
 // buckets that no window may read any more (older than valid_from). They
 // are only kept out of queries' way by valid_from; this keeps the tables
 // from growing with retention. A row an ingest adds meanwhile below
 // valid_from is left for the next run.
+//
+// resource_latest has no index on ts (migration 0008), so its stale rows
+// are found by reading the table, staleLatestPages pages (a TID range
+// scan) per statement: one DELETE of the whole table held its row locks
+// until it had read all of it (1.2-2 s at 10,000 nodes x 14 days, 3.3M
+// keys), and an ingest updating one of those keys waited that long. A
+// row an update moves behind the chunk being read has a new ts, so it is
+// not stale. distinct_rollup's stale buckets are read through its
+// (width, bucket) index, one statement per width, not by a scan.
 func dropStaleLatest(ctx context.Context, conn *pgx.Conn) error {
 	done := store.TimeStep(ctx, "resource_latest")
-	if _, err := conn.Exec(ctx, `DELETE FROM resource_latest WHERE ts < (SELECT max(valid_from) FROM distinct_state)`); err != nil {
+	var validFrom *int64
+	var pages int64
+	if err := conn.QueryRow(ctx, `SELECT (SELECT max(valid_from) FROM distinct_state),
+		pg_relation_size('resource_latest') / current_setting('block_size')::bigint`).Scan(&validFrom, &pages); err != nil {
 		return fmt.Errorf("stale latest rows: %w", err)
+	}
+	if validFrom == nil {
+		done()
+		return nil
+	}
+	for lo := int64(0); lo < pages; lo += staleLatestPages {
+		hi := lo + staleLatestPages
+		if _, err := conn.Exec(ctx, `DELETE FROM resource_latest
+			WHERE ctid >= format('(%s,0)', $1::bigint)::tid AND ctid < format('(%s,0)', $2::bigint)::tid
+			AND ts < $3`, lo, hi, *validFrom); err != nil {
+			return fmt.Errorf("stale latest rows: %w", err)
+		}
 	}
 	done()
 	defer store.TimeStep(ctx, "distinct_rollup")()
-	if _, err := conn.Exec(ctx, `DELETE FROM distinct_rollup
-		WHERE bucket + width <= (SELECT max(valid_from) FROM distinct_state)`); err != nil {
-		return fmt.Errorf("stale distinct buckets: %w", err)
+	for _, w := range sqlgen.DistinctWidths {
+		if _, err := conn.Exec(ctx, `DELETE FROM distinct_rollup
+			WHERE width = $1::integer AND bucket <= $2::bigint - $1::integer`, w, *validFrom); err != nil {
+			return fmt.Errorf("stale distinct buckets: %w", err)
+		}
 	}
 	return nil
 }
