@@ -13,7 +13,8 @@
 #   - turns on, for the run only, PostgreSQL's lock-wait log
 #     (deadlock_timeout 200 ms), statements over 1 s with auto_explain
 #     (ANALYZE, BUFFERS, no per-node timing) and track_io_timing;
-#   - samples pg_stat_activity (every non-idle backend: wait event, state,
+#   - samples pg_stat_activity (every non-idle backend, the checkpointer and
+#     the other background processes included: wait event, state,
 #     how long its statement has run) and ungranted pg_locks every 200 ms;
 #   - runs vmstat 1 and samples /proc/pressure/io every second;
 # and the server logs slow requests with their breakdown (conn wait, sql).
@@ -60,7 +61,7 @@ settings on 200ms 1s auto_explain
         round(extract(epoch FROM clock_timestamp() - query_start)::numeric, 3),
         left(regexp_replace(query, '\s+', ' ', 'g'), 100)
       FROM pg_stat_activity
-      WHERE pid <> pg_backend_pid() AND state IS DISTINCT FROM 'idle' AND backend_type = 'client backend'" \
+      WHERE pid <> pg_backend_pid() AND state IS DISTINCT FROM 'idle'" \
       -c "SELECT to_char(clock_timestamp(), 'HH24:MI:SS.MS'), 'LOCKWAIT', l.pid, l.locktype, l.mode,
         coalesce(l.relation::regclass::text, '-'), pg_blocking_pids(l.pid)::text
       FROM pg_locks l WHERE NOT l.granted" 2>/dev/null || true
