@@ -323,10 +323,21 @@ type changedAnalyzer interface {
 // VACUUM (ANALYZE) on what the import changed, so that the first queries
 // after a bulk load are planned on statistics that know the new rows and
 // index-only scans work; then rewrites the tables it left bloated.
+//
+// Those steps take minutes after a large import (10 min 32 s for a 14-day
+// import of 10,000 nodes, most of it merging), after the summary has been
+// printed: it says so first, and when it is done, so that the import is
+// not taken for finished (and a server started beside it) while it is
+// still merging and rewriting the tables queries read.
 func afterImport(backend store.Backend, committer *ingest.Committer, stderr io.Writer) {
 	committer.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
+	began := time.Now()
+	fmt.Fprintln(stderr, "finishing the import: merging the rollups, then VACUUM (ANALYZE) (the reports are stored; this takes minutes after a large import)")
+	defer func() {
+		fmt.Fprintf(stderr, "import finished (the last steps took %s)\n", time.Since(began).Round(time.Millisecond))
+	}()
 	if c, ok := backend.(store.Compactor); ok {
 		start := time.Now()
 		n, err := c.CompactRollups(ctx)

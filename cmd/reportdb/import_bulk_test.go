@@ -67,6 +67,12 @@ func TestImportBulkPostgresMatchesServer(t *testing.T) {
 	if !strings.Contains(stderr, "vacuumed and analyzed ") {
 		t.Errorf("no VACUUM (ANALYZE) at the end of the import:\n%s", stderr)
 	}
+	// the last steps come after the summary: they say when they start
+	// and when they are done
+	if i, j, k := strings.Index(stderr, "finishing the import: "), strings.Index(stderr, "vacuumed and analyzed "),
+		strings.LastIndex(stderr, "import finished (the last steps took "); i < 0 || j < i || k < j {
+		t.Errorf("the last steps are not announced before and after (at %d, %d, %d):\n%s", i, j, k, stderr)
+	}
 
 	submitted := pgtest.NewDatabase(t)
 	sdb, err := postgres.Open(context.Background(), submitted, postgres.Options{MaxConns: 4})
