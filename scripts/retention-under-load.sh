@@ -8,8 +8,8 @@
 # 2026-01-10T06:00:00Z), and meanwhile
 #   - posts FLEET (a fleet.py file) with ../shared/bench/ingest.py, 8
 #     connections: acknowledgement latency p50/p99, errors;
-#   - asks for the first reports page with include_total every 200 ms:
-#     latency of each, non-200s.
+#   - asks for the first reports page with include_total every 200 ms
+#     (reports-page-probe.sh: start time, status and latency of each).
 # (ingest.py does not wait for the reports to be queryable: retention
 # deletes some meanwhile.) Prints the retention line of the server log (deleted reports, duration)
 # and a summary, with how many of the posted reports were new (stored) and
@@ -35,13 +35,7 @@ spid=$!
 trap 'kill $spid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/status/v1/services" && break; sleep 0.2; done
 # queries: the first reports page with its total, every 200 ms, for 75 s
-( end=$(( $(date +%s) + 75 ))
-  while (( $(date +%s) < end )); do
-    curl -s -o /dev/null -w "%{http_code} %{time_total}\n" -G "http://127.0.0.1:$port/pdb/query/v4/reports" \
-      --data-urlencode 'order_by=[{"field":"end_time","order":"desc"}]' --data-urlencode limit=100 \
-      --data-urlencode include_total=true || echo "000 0"
-    sleep 0.2
-  done ) > "$out/queries.txt" &
+"$HERE/reports-page-probe.sh" "http://127.0.0.1:$port" 75 > "$out/queries.txt" &
 qpid=$!
 python3 "$BENCH/ingest.py" "http://127.0.0.1:$port" --fleet "$fleet" --concurrency 8 \
   --no-wait --json-out "$out/ingest.json" > "$out/ingest.txt" 2>&1 || true
@@ -56,5 +50,4 @@ curl -s "http://127.0.0.1:$port/metrics" | awk '/^reportdb_ingest_reports_total\
   match($0, /outcome="[a-z]+"/); o = substr($0, RSTART + 9, RLENGTH - 10); n[o] += $NF }
   END { printf "  stored %d, duplicates %d (the server'"'"'s reportdb_ingest_reports_total)\n", n["stored"], n["duplicate"] }'
 echo "== queries (reports page with include_total, every 200 ms)"
-awk '{n++; if ($1 != "200") bad++; t[n]=$2*1000} END {
-  asort(t); printf "requests %d, non-200 %d, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", n, bad, t[int(n*0.5)+1], t[int(n*0.99)+1], t[n] }' "$out/queries.txt"
+"$HERE/reports-page-probe.sh" --summary "$out/queries.txt"

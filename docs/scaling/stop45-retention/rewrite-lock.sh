@@ -23,14 +23,8 @@ mkdir -p "$out"; rm -rf "$out/data"
 spid=$!
 trap 'kill $spid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/status/v1/services" && break; sleep 0.2; done
-( end=$(( $(date +%s) + 15 + 20 * ${#tables[@]} + 5 ))
-  while (( $(date +%s) < end )); do
-    printf '%s ' "$(date -u +%T.%3N)"
-    curl -s -o /dev/null -w "%{http_code} %{time_total}\n" -G "http://127.0.0.1:$port/pdb/query/v4/reports" \
-      --data-urlencode 'order_by=[{"field":"end_time","order":"desc"}]' --data-urlencode limit=100 \
-      --data-urlencode include_total=true || echo "000 0"
-    sleep 0.2
-  done ) > "$out/queries.txt" &
+"$HERE/../../../scripts/reports-page-probe.sh" "http://127.0.0.1:$port" $(( 15 + 20 * ${#tables[@]} + 5 )) \
+  > "$out/queries.txt" &
 qpid=$!
 python3 "$BENCH/ingest.py" "http://127.0.0.1:$port" --fleet "$probe" --concurrency 8 \
   --no-wait --json-out "$out/ingest.json" > "$out/ingest.txt" 2>&1 &
@@ -49,6 +43,5 @@ wait $ipid || true
 grep 'slow query' "$out/server.log" > "$out/slow-query.log" || true
 cat "$out/locks.txt"
 grep -iE "reports/s|ack latency" "$out/ingest.txt" | head -3
-awk '{n++; if ($2 != "200") bad++; t[n]=$3*1000} END {
-  asort(t); printf "requests %d, non-200 %d, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", n, bad, t[int(n*0.5)+1], t[int(n*0.99)+1], t[n] }' "$out/queries.txt"
+"$HERE/../../../scripts/reports-page-probe.sh" --summary "$out/queries.txt"
 echo "page requests over 500 ms:"; awk '$3 > 0.5' "$out/queries.txt"
