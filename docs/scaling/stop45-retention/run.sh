@@ -30,29 +30,30 @@ pglog=$(pg -c "SELECT pg_current_logfile()" 2>/dev/null || true)
 [[ "$pglog" = /* ]] || pglog=$(pg -c "SHOW data_directory")/$pglog
 logstart=$(stat -c %s "$pglog")
 
-settings() {
-  pg -c "LOAD 'auto_explain'" -c "ALTER SYSTEM SET log_lock_waits = $1" -c "ALTER SYSTEM SET deadlock_timeout = '$2'" \
-     -c "ALTER SYSTEM SET track_io_timing = $1" -c "ALTER SYSTEM SET log_min_duration_statement = '$3'" \
-     -c "ALTER SYSTEM SET session_preload_libraries = '$4'" \
-     -c "ALTER SYSTEM SET auto_explain.log_min_duration = '$3'" \
-     -c "ALTER SYSTEM SET auto_explain.log_analyze = $1" -c "ALTER SYSTEM SET auto_explain.log_buffers = $1" \
-     -c "ALTER SYSTEM SET auto_explain.log_timing = off" -c "SELECT pg_reload_conf()" >/dev/null
-}
-reset_settings() {
-  pg -c "LOAD 'auto_explain'" -c "ALTER SYSTEM RESET log_lock_waits" -c "ALTER SYSTEM RESET deadlock_timeout" \
-     -c "ALTER SYSTEM RESET track_io_timing" -c "ALTER SYSTEM RESET log_min_duration_statement" \
-     -c "ALTER SYSTEM RESET session_preload_libraries" -c "ALTER SYSTEM RESET auto_explain.log_min_duration" \
-     -c "ALTER SYSTEM RESET auto_explain.log_analyze" -c "ALTER SYSTEM RESET auto_explain.log_buffers" \
-     -c "ALTER SYSTEM RESET auto_explain.log_timing" -c "SELECT pg_reload_conf()" >/dev/null
+# the settings of the run (ALTER SYSTEM; reset on exit)
+run_settings=(
+  "log_lock_waits = on" "deadlock_timeout = '200ms'" "track_io_timing = on"
+  "log_min_duration_statement = '1s'" "session_preload_libraries = 'auto_explain'"
+  "auto_explain.log_min_duration = '1s'" "auto_explain.log_analyze = on"
+  "auto_explain.log_buffers = on" "auto_explain.log_timing = off"
+)
+# alter VERB: ALTER SYSTEM SET (or RESET) each of run_settings, then reload
+# (auto_explain's settings are known once it is loaded in the session)
+alter() {
+  local args=(-c "LOAD 'auto_explain'") s
+  for s in "${run_settings[@]}"; do
+    if [[ $1 == SET ]]; then args+=(-c "ALTER SYSTEM SET $s"); else args+=(-c "ALTER SYSTEM RESET ${s%% =*}"); fi
+  done
+  pg "${args[@]}" -c "SELECT pg_reload_conf()" >/dev/null
 }
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  reset_settings || true
+  alter RESET || true
   tail -c +"$((logstart + 1))" "$pglog" > "$out/postgresql.log" || true
 }
 trap cleanup EXIT
-settings on 200ms 1s auto_explain
+alter SET
 
 # samplers
 ( while :; do
