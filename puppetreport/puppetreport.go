@@ -42,9 +42,12 @@
 //  1. puppet_version is the real name of the seed's agent_version; exactly
 //     one is needed; if both are present they must be equal.
 //  2. report_format may be 10, 11 or 12, as an integer or the strings
-//     "10"/"11"/"12" (the wire always gets an integer). Formats 11 and 12
-//     may carry server_used (string or null); master_used is accepted with
-//     every format; a format 10 report with server_used is rejected.
+//     "10"/"11"/"12" (the wire always gets an integer). server_used and
+//     master_used (string or null) are accepted with every format: agents
+//     of format 10 write master_used, Puppet 6+ server_used, and a Puppet 7
+//     server (its http and store report processors) reads an older agent's
+//     master_used into server_used and writes server_used with the
+//     agent's report_format.
 //  3. Event previous_value, desired_value and historical_value may be any
 //     JSON value (string, array, object, null, number, boolean).
 //  4. Every optional property may be null, meaning absent (real Puppet

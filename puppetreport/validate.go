@@ -136,9 +136,6 @@ func validate(doc any) (*report, error) {
 	if _, err = f.nullableString("master_used", false); err != nil {
 		return nil, err
 	}
-	if _, present := f.value("server_used"); present && r.reportFormat == 10 {
-		return nil, errf("server_used", "not allowed with report_format 10 (use master_used)")
-	}
 	if _, err = f.nullableString("server_used", false); err != nil {
 		return nil, err
 	}

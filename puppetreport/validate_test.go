@@ -152,7 +152,6 @@ func TestInvalid(t *testing.T) {
 		{"provider_used number", set(fileX, "provider_used", parse(`1`)), `provider_used: must be a string or null; got 1`},
 		{"evaluation_time string", set(fileX, "evaluation_time", "fast"), `evaluation_time: must be a number or null; got "fast"`},
 		{"job_id number", set(root, "job_id", parse(`7`)), `job_id: must be a string or null; got 7`},
-		{"server_used with format 10", set(root, "server_used", "puppet:8140"), `server_used: not allowed with report_format 10`},
 		{"server_used number", func(d *jsonv.Object) {
 			d.Set("report_format", parse(`12`))
 			d.Set("server_used", parse(`8140`))
@@ -228,6 +227,13 @@ func TestAllowances(t *testing.T) {
 			d.Set("report_format", parse(`11`))
 			d.Set("server_used", "puppet:8140")
 		}, []any{"report_format"}, `11`},
+		// A Puppet 7 server's http and store processors write server_used
+		// (read from an older agent's master_used) and keep its format.
+		{"format 10 with server_used", set(root, "server_used", "puppet:8140"), []any{"report_format"}, `10`},
+		{"format 10 with server_used only", func(d *jsonv.Object) {
+			del(root, "master_used")(d)
+			d.Set("server_used", "puppet:8140")
+		}, []any{"report_format"}, `10`},
 		{"format 12 string with server_used only", func(d *jsonv.Object) {
 			del(root, "master_used")(d)
 			d.Set("report_format", "12")
