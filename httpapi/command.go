@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"compress/gzip"
 	"crypto/rand"
 	"fmt"
@@ -53,6 +52,8 @@ func (s *Server) handleCommand(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep, err := wire.Decode(cmd.version, cmd.payload, receive.UnixMilli())
+	body, cmd.payload = nil, nil
+	releaseBody(r) // what is kept from here on is the decoded report
 	if err != nil {
 		s.writeError(w, r, cmd.invalid(reportdb.ErrorMessage(err)))
 		return
@@ -81,9 +82,15 @@ func (s *Server) handleCommand(w http.ResponseWriter, r *http.Request) {
 var gzipReaders sync.Pool
 
 // readBody reads a submission body, gunzipping Content-Encoding: gzip, and
-// enforces the size limit on the decoded bytes. The buffer is sized from
-// X-Uncompressed-Length (the terminus sends it) or Content-Length.
+// enforces the size limit on the decoded bytes, charging them to the
+// request's share of the body budget. A body announced larger than the
+// limit (Content-Length, or X-Uncompressed-Length, which the terminus
+// sends with gzip) is refused before anything is read.
 func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	tooLarge := reportdb.Errorf(reportdb.ETOOLARGE, "Command rejected due to size exceeding max-command-size (%d bytes)", s.cfg.MaxBodyBytes)
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		return nil, tooLarge
+	}
 	var in io.Reader = r.Body
 	hint := r.ContentLength
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
@@ -104,22 +111,25 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 		in = zr
 		hint = 0
 		if n, err := strconv.ParseInt(r.Header.Get("X-Uncompressed-Length"), 10, 64); err == nil {
+			if n > s.cfg.MaxBodyBytes {
+				return nil, tooLarge
+			}
 			hint = n
 		}
 	default:
 		return nil, &reportdb.Error{Code: reportdb.EUNSUPPORTED, Message: "content encoding " + enc + " not supported"}
 	}
-	if hint <= 0 || hint > s.cfg.MaxBodyBytes {
-		hint = 64 << 10
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, hint+1))
-	if _, err := buf.ReadFrom(io.LimitReader(in, s.cfg.MaxBodyBytes+1)); err != nil {
+	buf, err := readLimited(r.Context(), leaseOf(r), in, s.cfg.MaxBodyBytes, hint)
+	if err != nil {
+		if reportdb.ErrorCode(err) == reportdb.EUNAVAILABLE {
+			return nil, err
+		}
 		return nil, reportdb.Errorf(reportdb.EINVALID, "Could not read the request body: %v", err)
 	}
-	if int64(buf.Len()) > s.cfg.MaxBodyBytes {
-		return nil, reportdb.Errorf(reportdb.ETOOLARGE, "Command rejected due to size exceeding max-command-size (%d bytes)", s.cfg.MaxBodyBytes)
+	if int64(len(buf)) > s.cfg.MaxBodyBytes {
+		return nil, tooLarge
 	}
-	return buf.Bytes(), nil
+	return buf, nil
 }
 
 // command is a parsed /pdb/cmd/v1 submission.

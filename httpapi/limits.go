@@ -1,10 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
+
+	"reportdb"
 )
 
 // Limits are the HTTP budgets applied in front of the API (see Limit).
@@ -17,12 +22,29 @@ type Limits struct {
 	// Retry-After. Submissions, status and metrics are not limited.
 	MaxConcurrentQueries int
 	QueueWait            time.Duration
+	// MaxQueryBodyBytes bounds POST query bodies (DefaultMaxQueryBodyBytes
+	// when 0); a larger one gets 413, an announced one before it is read.
+	MaxQueryBodyBytes int64
+	// Bodies, when set, is the budget of body bytes being read at once:
+	// query bodies here, submissions' decoded bodies in the API's handlers
+	// (through the request's context).
+	Bodies *BodyBudget
 	// OnRejected, when set, is told about each refused query (metrics).
 	OnRejected func(reason string)
 }
 
-// Limit wraps h with the limits.
+// DefaultMaxQueryBodyBytes bounds POST query bodies: a query is a few
+// kilobytes, and a long "in" list of certnames a few hundred.
+const DefaultMaxQueryBodyBytes = 16 << 20
+
+// Limit wraps h with the limits. A query's body is read (within its size
+// limit and the body budget) before it waits for a query slot, so a client
+// that sends its body slowly holds no slot; a submission's body is read by
+// its handler under the same budget, before it is handed to a writer.
 func Limit(h http.Handler, l Limits) http.Handler {
+	if l.MaxQueryBodyBytes <= 0 {
+		l.MaxQueryBodyBytes = DefaultMaxQueryBodyBytes
+	}
 	var slots chan struct{}
 	if l.MaxConcurrentQueries > 0 {
 		slots = make(chan struct{}, l.MaxConcurrentQueries)
@@ -44,7 +66,37 @@ func Limit(h http.Handler, l Limits) http.Handler {
 				"The request URL is %d bytes long; the limit is %d bytes (max-url-bytes). Send long queries with POST and a JSON body.", len(r.RequestURI), l.MaxURLBytes))
 			return
 		}
-		if slots == nil || !isQueryPath(r.URL.Path) {
+		if l.Bodies != nil {
+			lease := &bodyLease{budget: l.Bodies}
+			defer lease.release()
+			r = r.WithContext(context.WithValue(r.Context(), leaseKey{}, lease))
+		}
+		if !isQueryPath(r.URL.Path) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			tooLarge := fmt.Sprintf("The request body exceeds the limit of %d bytes", l.MaxQueryBodyBytes)
+			if r.ContentLength > l.MaxQueryBodyBytes {
+				reject(w, http.StatusRequestEntityTooLarge, false, "body_too_large", tooLarge)
+				return
+			}
+			body, err := readLimited(r.Context(), leaseOf(r), r.Body, l.MaxQueryBodyBytes, r.ContentLength)
+			switch {
+			case reportdb.ErrorCode(err) == reportdb.EUNAVAILABLE:
+				reject(w, http.StatusServiceUnavailable, true, "body_budget", reportdb.ErrorMessage(err))
+				return
+			case err != nil:
+				reject(w, http.StatusBadRequest, false, "body_read", "Could not read the request body: "+err.Error())
+				return
+			case int64(len(body)) > l.MaxQueryBodyBytes:
+				reject(w, http.StatusRequestEntityTooLarge, false, "body_too_large", tooLarge)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
+		if slots == nil {
 			h.ServeHTTP(w, r)
 			return
 		}

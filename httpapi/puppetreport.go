@@ -68,6 +68,7 @@ func (s *Server) submitPuppetReport(r *http.Request, doc any, receive time.Time,
 		return reportdb.Invalid(err.Error())
 	}
 	rep, err := wire.Decode(8, v8, receive.UnixMilli())
+	releaseBody(r) // what is kept from here on is the decoded report
 	if err != nil {
 		return err
 	}

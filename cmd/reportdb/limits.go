@@ -60,9 +60,11 @@ func applyHTTPLimits(srv *http.Server, cfg *serveConfig) {
 	srv.MaxHeaderBytes = cfg.MaxHeaderBytes
 }
 
-// limitHandler applies the URL length and query concurrency limits.
+// limitHandler applies the URL length, body budget and query concurrency
+// limits.
 func limitHandler(h http.Handler, cfg *serveConfig) http.Handler {
-	return httpapi.Limit(h, httpapi.Limits{MaxURLBytes: cfg.MaxURLBytes, MaxConcurrentQueries: querySlots(cfg), QueueWait: cfg.QueryQueueWait})
+	return httpapi.Limit(h, httpapi.Limits{MaxURLBytes: cfg.MaxURLBytes, MaxConcurrentQueries: querySlots(cfg), QueueWait: cfg.QueryQueueWait,
+		Bodies: httpapi.NewBodyBudget(cfg.MaxInflightBodyBytes, cfg.QueryQueueWait)})
 }
 
 // querySlots is max-concurrent-queries, or automatically: on SQLite, whose

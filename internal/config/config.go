@@ -71,6 +71,7 @@ type Config struct {
 	IdleTimeout          time.Duration
 	MaxHeaderBytes       int
 	MaxURLBytes          int
+	MaxInflightBodyBytes int64
 	// Procs is GOMAXPROCS for serve; 0: automatic (see cmd/reportdb).
 	Procs int
 }
@@ -103,6 +104,7 @@ func Defaults() *Config {
 		IdleTimeout:          2 * time.Minute,
 		MaxHeaderBytes:       64 << 10,
 		MaxURLBytes:          32 << 10,
+		MaxInflightBodyBytes: 128 << 20,
 	}
 }
 
@@ -162,6 +164,7 @@ var Settings = []*Setting{
 	{Key: "idle-timeout", Help: "how long an idle keep-alive connection stays open (`DURATION`)", field: func(c *Config) any { return &c.IdleTimeout }},
 	{Key: "max-header-bytes", Help: "largest request header block in bytes (`N`); larger gets 431", field: func(c *Config) any { return &c.MaxHeaderBytes }},
 	{Key: "max-url-bytes", Help: "longest request target (path and query string) in bytes (`N`); longer gets 414", field: func(c *Config) any { return &c.MaxURLBytes }},
+	{Key: "max-inflight-body-bytes", Help: "request body bytes being read and decoded at once, all requests together (`N`; gzip counts what it inflates to); past it a request waits up to query-queue-wait, then gets 503 with Retry-After", field: func(c *Config) any { return &c.MaxInflightBodyBytes }},
 	{Key: "procs", Help: "CPUs running reportdb's Go code at once (`N`, Go's GOMAXPROCS); 0: automatic (the GOMAXPROCS variable when set; otherwise the CPUs Go sees, one fewer, at least 1, when PostgreSQL is on this machine and acknowledge is commit)", field: func(c *Config) any { return &c.Procs }},
 }
 
@@ -529,6 +532,7 @@ func (c *Config) Validate() error {
 	positive("idle-timeout", c.IdleTimeout > 0)
 	positive("max-header-bytes", c.MaxHeaderBytes > 0)
 	positive("max-url-bytes", c.MaxURLBytes > 0)
+	positive("max-inflight-body-bytes", c.MaxInflightBodyBytes > 0)
 	positive("gc-interval (to turn retention off, set report-ttl to 0)", c.GCInterval > 0)
 	positive("unresponsive", c.Unresponsive > 0)
 	for _, n := range []struct {
