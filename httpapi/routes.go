@@ -115,12 +115,34 @@ func (s *Server) routes() {
 	for i := range routeTable {
 		rt := &routeTable[i]
 		h := rt.handler(s)
+		if rt.channel != "" {
+			h = s.refuseCrossOrigin(h)
+		}
 		s.mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 			if st, ok := r.Context().Value(reqStateKey{}).(*reqState); ok {
 				st.routed(rt, r)
 			}
 			h(w, r)
 		})
+	}
+}
+
+// crossOrigin tells a browser's cross-site request (Sec-Fetch-Site, or an
+// Origin that is not the Host) from the agents', servers' and scripts'
+// requests, which send neither header.
+var crossOrigin = http.NewCrossOriginProtection()
+
+// refuseCrossOrigin keeps a web page from making a browser on the same
+// machine or network submit reports: a submission changes what is stored,
+// and none of PuppetDB's clients is a browser.
+func (s *Server) refuseCrossOrigin(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := crossOrigin.Check(r); err != nil {
+			s.writeError(w, r, &reportdb.Error{Code: reportdb.EFORBIDDEN,
+				Message: "Cross-origin browser requests may not submit reports (" + err.Error() + ")"})
+			return
+		}
+		h(w, r)
 	}
 }
 
