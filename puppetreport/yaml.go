@@ -52,6 +52,22 @@ const MaxYAMLAliases = 256
 // maxYAMLAliasNodes bounds the nodes copied through aliases.
 const maxYAMLAliasNodes = 100000
 
+// DefaultYAMLMaxBytes is the limit ParseYAML applies: the default
+// --max-body-bytes.
+const DefaultYAMLMaxBytes = 64 << 20
+
+// MaxYAMLNodes bounds the nodes (keys, values, list items, collections) of
+// one YAML report, as counted before parsing. The YAML library builds a
+// tree of about 200 bytes a node, so this bounds the memory a parse takes
+// (about 250 MB at the limit) whatever the document's shape: two-byte
+// list items or deep nesting cost what their nodes cost. Real reports
+// have a node every 15 bytes or so (an 8 MiB Puppet report about 400,000).
+const MaxYAMLNodes = 1000000
+
+// ErrYAMLTooLarge is what a *YAMLError that exceeds a size limit unwraps to
+// (errors.Is): the report is refused for its size (413), not its content.
+var ErrYAMLTooLarge = errors.New("YAML report too large")
+
 // YAMLError rejects a YAML report: not YAML, not a Puppet report, or using
 // a tag or construct that reportdb does not read. Line is the 1-based line
 // of the offending node (0 when unknown); Path is a JSON path into the
@@ -60,6 +76,17 @@ type YAMLError struct {
 	Line int
 	Path string
 	Msg  string
+	// TooLarge marks a document refused for a size limit (its bytes with
+	// aliases expanded, or its node count) rather than for its content.
+	TooLarge bool
+}
+
+// Unwrap gives ErrYAMLTooLarge for a TooLarge error.
+func (e *YAMLError) Unwrap() error {
+	if e.TooLarge {
+		return ErrYAMLTooLarge
+	}
+	return nil
 }
 
 func (e *YAMLError) Error() string {
@@ -99,8 +126,28 @@ func (e *YAMLError) Error() string {
 // error naming it: nothing is ever instantiated. Merge keys, complex keys,
 // duplicate keys, .inf/.nan, more than one document, alias cycles, more
 // than MaxYAMLAliases alias expansions and nesting deeper than
-// jsonv.MaxDepth are rejected. Errors are *YAMLError.
+// jsonv.MaxDepth are rejected. Errors are *YAMLError. The size limits are
+// ParseYAMLLimit's with DefaultYAMLMaxBytes.
 func ParseYAML(data []byte) (any, error) {
+	return ParseYAMLLimit(data, DefaultYAMLMaxBytes)
+}
+
+// ParseYAMLLimit is ParseYAML with a limit on the decoded size: maxBytes,
+// meant to be the request body limit, bounds the document with its
+// aliases written out (the document's bytes plus the text of every node
+// an alias repeats), so that aliases cannot make a report larger than a
+// body may be. The document's node count is bounded before it is parsed
+// (MaxYAMLNodes, or maxBytes/8 when that is smaller), which bounds the
+// memory a parse takes whatever its shape. Exceeding either limit is a
+// *YAMLError with TooLarge set (errors.Is ErrYAMLTooLarge).
+func ParseYAMLLimit(data []byte, maxBytes int64) (any, error) {
+	if int64(len(data)) > maxBytes {
+		return nil, &YAMLError{TooLarge: true, Msg: fmt.Sprintf("the YAML report is %d bytes; the limit is %d bytes", len(data), maxBytes)}
+	}
+	if limit := yamlNodeLimit(maxBytes); yamlNodeBound(data, limit) > limit {
+		return nil, &YAMLError{TooLarge: true, Msg: fmt.Sprintf("the YAML report has more than %d nodes (keys, values, list items), "+
+			"the limit for a body limit of %d bytes (a real report has about one node every 15 bytes)", limit, maxBytes)}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -120,8 +167,84 @@ func ParseYAML(data []byte) (any, error) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nil, &YAMLError{Msg: "not a Puppet report: the YAML input has no document"}
 	}
-	c := &yamlConv{active: map[*yaml.Node]bool{}}
+	c := &yamlConv{active: map[*yaml.Node]bool{}, expandBudget: maxBytes - int64(len(data)), maxBytes: maxBytes}
 	return c.root(doc.Content[0])
+}
+
+func yamlNodeLimit(maxBytes int64) int {
+	return int(min(MaxYAMLNodes, max(maxBytes/8, 1024)))
+}
+
+// yamlNodeBound counts, without parsing, the indicators that can start a
+// node: every flow collection start and separator ([, {, ,), block entry
+// (- followed by a space or line break), value (: followed by a space, a
+// line break or a flow indicator, or after a quote) and explicit key (?).
+// Each introduces at most a collection, a key and a value, and the count
+// includes indicators inside scalars, so it can only overcount: about 0.7
+// of the real node count for Puppet's dumps (their values are mostly
+// mapping entries, one indicator for two nodes), the node count itself
+// for hostile shapes such as [1,1,...] or - 1 lines. It stops counting
+// past stop.
+func yamlNodeBound(data []byte, stop int) int {
+	n := 1
+	for i, b := range data {
+		next := byte('\n')
+		if i+1 < len(data) {
+			next = data[i+1]
+		}
+		switch b {
+		case '[', '{', ',':
+		case '-', '?':
+			if !yamlSpaceOrBreak(next) {
+				continue
+			}
+		case ':':
+			if !yamlSpaceOrBreak(next) && next != ',' && next != '[' && next != ']' && next != '{' && next != '}' &&
+				(i == 0 || (data[i-1] != '"' && data[i-1] != '\'')) {
+				continue
+			}
+		default:
+			continue
+		}
+		if n++; n > stop {
+			break
+		}
+	}
+	return n
+}
+
+// yamlSpaceOrBreak: a space, tab or line break, a non-ASCII byte (libyaml
+// takes NEL, LS and PS for line breaks).
+func yamlSpaceOrBreak(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b >= 0x80
+}
+
+// yamlPath is a node's JSON path (as in ValidationError), made into text
+// only for an error: building every node's path as a string would cost
+// memory quadratic in the nesting depth.
+type yamlPath struct {
+	parent *yamlPath
+	key    string
+	idx    int
+	kind   byte // '.' member, '[' index, '"' quoted member
+}
+
+func (p *yamlPath) member(key string) *yamlPath { return &yamlPath{parent: p, key: key, kind: '.'} }
+func (p *yamlPath) index(i int) *yamlPath       { return &yamlPath{parent: p, idx: i, kind: '['} }
+func (p *yamlPath) quoted(key string) *yamlPath { return &yamlPath{parent: p, key: key, kind: '"'} }
+
+func (p *yamlPath) String() string {
+	if p == nil {
+		return ""
+	}
+	base := p.parent.String()
+	switch p.kind {
+	case '.':
+		return member(base, p.key)
+	case '[':
+		return index(base, p.idx)
+	}
+	return quotedMember(base, p.key)
 }
 
 // yamlClass describes one of Puppet's report classes as it appears tagged.
@@ -231,15 +354,18 @@ type yamlConv struct {
 	aliasNodes int
 	inAlias    int
 	active     map[*yaml.Node]bool // anchored nodes being converted
+	// expandBudget is what the text repeated through aliases may add to
+	// the document (maxBytes less the document's size).
+	expandBudget, maxBytes int64
 }
 
-func (c *yamlConv) fail(n *yaml.Node, path, format string, args ...any) error {
-	return &YAMLError{Line: n.Line, Path: path, Msg: fmt.Sprintf(format, args...)}
+func (c *yamlConv) fail(n *yaml.Node, path *yamlPath, format string, args ...any) error {
+	return &YAMLError{Line: n.Line, Path: path.String(), Msg: fmt.Sprintf(format, args...)}
 }
 
 // enter resolves an alias and applies the limits; the caller must call
 // leave(n) with the node it was given once done.
-func (c *yamlConv) enter(n *yaml.Node, path string, depth int) (*yaml.Node, error) {
+func (c *yamlConv) enter(n *yaml.Node, path *yamlPath, depth int) (*yaml.Node, error) {
 	if depth > jsonv.MaxDepth {
 		return nil, c.fail(n, path, "nesting depth exceeds the maximum allowed (%d)", jsonv.MaxDepth)
 	}
@@ -258,6 +384,17 @@ func (c *yamlConv) enter(n *yaml.Node, path string, depth int) (*yaml.Node, erro
 		}
 		t = n.Alias
 		c.inAlias++
+	}
+	if c.inAlias > 0 {
+		// a node's text and one byte for its punctuation, as JSON
+		// would at least take
+		if c.expandBudget -= int64(len(t.Value)) + 1; c.expandBudget < 0 {
+			if n.Kind == yaml.AliasNode {
+				c.inAlias--
+			}
+			return nil, &YAMLError{Line: n.Line, Path: path.String(), TooLarge: true, Msg: fmt.Sprintf(
+				"with its aliases expanded the YAML report is more than %d bytes, the limit (aliases repeat their anchor's text)", c.maxBytes)}
+		}
 	}
 	if t.Anchor != "" {
 		if c.active[t] {
@@ -300,7 +437,7 @@ func kindName(n *yaml.Node) string {
 }
 
 func (c *yamlConv) root(n0 *yaml.Node) (any, error) {
-	n, err := c.enter(n0, "", 0)
+	n, err := c.enter(n0, nil, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +453,7 @@ func (c *yamlConv) root(n0 *yaml.Node) (any, error) {
 		}
 		return nil, &YAMLError{Msg: fmt.Sprintf("not a Puppet report: the YAML document is %s; a report is a mapping tagged %s (Report#to_yaml)", what, want)}
 	}
-	o, err := c.object(n, "", 0, yamlReport, true)
+	o, err := c.object(n, nil, 0, yamlReport, true)
 	if err != nil {
 		return nil, err
 	}
@@ -328,10 +465,10 @@ func (c *yamlConv) root(n0 *yaml.Node) (any, error) {
 // order (others after, in document order); an untagged one keeps all its
 // members in document order. Members named in k.nested are converted in
 // context.
-func (c *yamlConv) object(n *yaml.Node, path string, depth int, k *yamlClass, isTagged bool) (*jsonv.Object, error) {
+func (c *yamlConv) object(n *yaml.Node, path *yamlPath, depth int, k *yamlClass, isTagged bool) (*jsonv.Object, error) {
 	out := &jsonv.Object{}
 	seen, err := c.members(n, path, depth, func(key string, vn *yaml.Node) error {
-		p := member(path, key)
+		p := path.member(key)
 		var v any
 		var err error
 		if sub := k.nestedOf(key); sub != nil {
@@ -372,7 +509,7 @@ func (c *yamlConv) object(n *yaml.Node, path string, depth int, k *yamlClass, is
 // members calls f for each member of mapping n in document order, with its
 // key (a string, checked by c.key) and value node; a malformed mapping or a
 // repeated key is an error. It returns the set of keys seen.
-func (c *yamlConv) members(n *yaml.Node, path string, depth int, f func(key string, value *yaml.Node) error) (yamlKeys, error) {
+func (c *yamlConv) members(n *yaml.Node, path *yamlPath, depth int, f func(key string, value *yaml.Node) error) (yamlKeys, error) {
 	var seen yamlKeys
 	if len(n.Content)%2 != 0 {
 		return seen, c.fail(n, path, "malformed mapping")
@@ -460,7 +597,7 @@ func reorder(o *jsonv.Object, keys []string) {
 // sequence of them (logs, events) or a mapping to them (metrics,
 // resource_statuses). Anything else is converted as plain data (Convert
 // then says what is wrong with it).
-func (c *yamlConv) collection(n0 *yaml.Node, path string, depth int, k *yamlClass) (any, error) {
+func (c *yamlConv) collection(n0 *yaml.Node, path *yamlPath, depth int, k *yamlClass) (any, error) {
 	n, err := c.enter(n0, path, depth)
 	if err != nil {
 		return nil, err
@@ -470,7 +607,7 @@ func (c *yamlConv) collection(n0 *yaml.Node, path string, depth int, k *yamlClas
 	case n.Kind == yaml.SequenceNode && plainTag(n, "!!seq"):
 		out := make([]any, 0, len(n.Content))
 		for i, e := range n.Content {
-			v, err := c.element(e, index(path, i), depth+1, k)
+			v, err := c.element(e, path.index(i), depth+1, k)
 			if err != nil {
 				return nil, err
 			}
@@ -480,7 +617,7 @@ func (c *yamlConv) collection(n0 *yaml.Node, path string, depth int, k *yamlClas
 	case n.Kind == yaml.MappingNode && plainTag(n, "!!map"):
 		out := &jsonv.Object{}
 		_, err := c.members(n, path, depth, func(key string, vn *yaml.Node) error {
-			v, err := c.element(vn, quotedMember(path, key), depth+1, k)
+			v, err := c.element(vn, path.quoted(key), depth+1, k)
 			if err != nil {
 				return err
 			}
@@ -498,7 +635,7 @@ func (c *yamlConv) collection(n0 *yaml.Node, path string, depth int, k *yamlClas
 
 // element converts one object of class k: a mapping, untagged (a
 // to_data_hash) or tagged with k's tag (instance variables).
-func (c *yamlConv) element(n0 *yaml.Node, path string, depth int, k *yamlClass) (any, error) {
+func (c *yamlConv) element(n0 *yaml.Node, path *yamlPath, depth int, k *yamlClass) (any, error) {
 	n, err := c.enter(n0, path, depth)
 	if err != nil {
 		return nil, err
@@ -532,7 +669,7 @@ func plainTag(n *yaml.Node, std string) bool {
 }
 
 // value converts plain data.
-func (c *yamlConv) value(n0 *yaml.Node, path string, depth int) (any, error) {
+func (c *yamlConv) value(n0 *yaml.Node, path *yamlPath, depth int) (any, error) {
 	n, err := c.enter(n0, path, depth)
 	if err != nil {
 		return nil, err
@@ -542,7 +679,7 @@ func (c *yamlConv) value(n0 *yaml.Node, path string, depth int) (any, error) {
 }
 
 // convert converts plain data, n already resolved and entered.
-func (c *yamlConv) convert(n *yaml.Node, path string, depth int) (any, error) {
+func (c *yamlConv) convert(n *yaml.Node, path *yamlPath, depth int) (any, error) {
 	t := normTag(n.Tag)
 	switch n.Kind {
 	case yaml.ScalarNode:
@@ -560,7 +697,7 @@ func (c *yamlConv) convert(n *yaml.Node, path string, depth int) (any, error) {
 		}
 		out := make([]any, 0, len(n.Content))
 		for i, e := range n.Content {
-			v, err := c.value(e, index(path, i), depth+1)
+			v, err := c.value(e, path.index(i), depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -581,7 +718,7 @@ func (c *yamlConv) convert(n *yaml.Node, path string, depth int) (any, error) {
 	return nil, c.fail(n, path, "unexpected YAML node")
 }
 
-func (c *yamlConv) unsupported(n *yaml.Node, path, tag string) error {
+func (c *yamlConv) unsupported(n *yaml.Node, path *yamlPath, tag string) error {
 	return c.fail(n, path, "unsupported YAML tag %s: only Puppet's report classes (Puppet::Transaction::Report, "+
 		"Puppet::Resource::Status, Puppet::Transaction::Event, Puppet::Util::Log, Puppet::Util::Metric, "+
 		"Puppet::Util::TagSet) and plain YAML data are accepted", tag)
@@ -589,7 +726,7 @@ func (c *yamlConv) unsupported(n *yaml.Node, path, tag string) error {
 
 // set converts a Ruby Set dump ({hash: {element: true, ...}}) to the array
 // of its elements.
-func (c *yamlConv) set(n *yaml.Node, path string, depth int) (any, error) {
+func (c *yamlConv) set(n *yaml.Node, path *yamlPath, depth int) (any, error) {
 	bad := func(at *yaml.Node) error {
 		return c.fail(at, path, "a %s must be {hash: {element: true, ...}}", strings.TrimPrefix(normTag(n.Tag), "!ruby/object:"))
 	}
@@ -614,7 +751,7 @@ func (c *yamlConv) set(n *yaml.Node, path string, depth int) (any, error) {
 	}
 	out := make([]any, 0, len(h.Content)/2)
 	for i := 0; i < len(h.Content); i += 2 {
-		e, err := c.value(h.Content[i], index(path, i/2), depth+2)
+		e, err := c.value(h.Content[i], path.index(i/2), depth+2)
 		if err != nil {
 			return nil, err
 		}
@@ -622,7 +759,7 @@ func (c *yamlConv) set(n *yaml.Node, path string, depth int) (any, error) {
 		case *jsonv.Object, []any:
 			return nil, bad(h.Content[i])
 		}
-		if v, err := c.value(h.Content[i+1], index(path, i/2), depth+2); err != nil {
+		if v, err := c.value(h.Content[i+1], path.index(i/2), depth+2); err != nil {
 			return nil, err
 		} else if v != true {
 			return nil, bad(h.Content[i+1])
@@ -634,7 +771,7 @@ func (c *yamlConv) set(n *yaml.Node, path string, depth int) (any, error) {
 
 // key converts a mapping key to the string Ruby's JSON generator writes for
 // it (to_s: symbols by name, nil as "").
-func (c *yamlConv) key(n0 *yaml.Node, path string, depth int) (string, error) {
+func (c *yamlConv) key(n0 *yaml.Node, path *yamlPath, depth int) (string, error) {
 	n, err := c.enter(n0, path, depth)
 	if err != nil {
 		return "", err
@@ -668,7 +805,7 @@ func (c *yamlConv) key(n0 *yaml.Node, path string, depth int) (string, error) {
 
 // scalar types a scalar as Psych's ToRuby does: quoted scalars are
 // strings, plain ones go through rubyPlainScalar, tagged ones by tag.
-func (c *yamlConv) scalar(n *yaml.Node, path string) (any, error) {
+func (c *yamlConv) scalar(n *yaml.Node, path *yamlPath) (any, error) {
 	if !tagged(n) {
 		if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
 			return n.Value, nil
