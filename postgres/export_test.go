@@ -17,3 +17,15 @@ func ArchiveKeysThrough(ctx context.Context, db *DB, dayMs int64) (int64, error)
 	defer conn.Release()
 	return archiveKeys(ctx, conn.Conn(), dayIndex(dayMs))
 }
+
+// SetOnStoreRetry sets the hook called with the error of each attempt of a
+// write that is retried (nil: none), for the tests in package
+// postgres_test.
+func SetOnStoreRetry(f func(err error)) { onStoreRetry = f }
+
+// TransientReason is transientReason, for the tests in package
+// postgres_test.
+func TransientReason(err error) (string, bool) { return transientReason(err) }
+
+// PartitionName is partitionName for the day of Unix ms ms.
+func PartitionName(parent string, ms int64) string { return partitionName(parent, dayIndex(ms)) }

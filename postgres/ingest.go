@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -137,16 +141,18 @@ const lockNodes = `SELECT count(pg_advisory_xact_lock(7497059, h)) FROM
   (SELECT DISTINCT hashtext(c) AS h FROM unnest($1::text[]) c ORDER BY 1) s`
 
 // StoreReports implements store.Backend: the whole batch in one statement.
-// If the batch fails, each report is retried alone so that one bad report
-// cannot take the others down.
+// A batch that fails for a transient reason (transientReason: a deadlock,
+// a lock not granted in time, a lost connection, ...) is run again, whole,
+// a few times (retryStore); if it still fails, nothing of it is stored and
+// the error is store.Transient, which its submitters answer with a 503 to
+// retry (or spool). A batch that fails otherwise is retried report by
+// report so that one bad report cannot take the others down.
 func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]reportdb.Outcome, []error, error) {
 	if err := db.ensurePartitions(ctx, reports); err != nil {
-		return nil, nil, err
+		return nil, nil, storeFailure(err)
 	}
-	// a deadlock or serialization failure against another writer rolled
-	// the statement back as a whole: run it again
 	var outcomes []reportdb.Outcome
-	err := retryTransient(ctx, 3, func() (err error) {
+	err := retryStore(ctx, func() (err error) {
 		outcomes, err = db.storeBatch(ctx, reports)
 		return err
 	})
@@ -157,29 +163,95 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 		db.partitions = map[int64]bool{}
 		db.mu.Unlock()
 		if err := db.ensurePartitions(ctx, reports); err != nil {
-			return nil, nil, err
+			return nil, nil, storeFailure(err)
 		}
-		outcomes, err = db.storeBatch(ctx, reports)
+		err = retryStore(ctx, func() (err error) {
+			outcomes, err = db.storeBatch(ctx, reports)
+			return err
+		})
 	}
 	if err == nil {
 		db.noteStored(reports, outcomes, nil)
 		return outcomes, make([]error, len(reports)), nil
 	}
+	if _, ok := transientReason(err); ok {
+		// nothing is wrong with the reports: one by one they would meet
+		// the same trouble
+		return nil, nil, storeFailure(err)
+	}
 	if len(reports) == 1 {
-		return nil, []error{err}, nil
+		return nil, []error{storeFailure(err)}, nil
 	}
 	outcomes = make([]reportdb.Outcome, len(reports))
 	errs := make([]error, len(reports))
 	for i, r := range reports {
-		o, err := db.storeBatch(ctx, []*reportdb.Report{r})
+		var o []reportdb.Outcome
+		err := retryStore(ctx, func() (err error) {
+			o, err = db.storeBatch(ctx, []*reportdb.Report{r})
+			return err
+		})
 		if err != nil {
-			errs[i] = err
+			errs[i] = storeFailure(err)
 			continue
 		}
 		outcomes[i] = o[0]
 	}
 	db.noteStored(reports, outcomes, errs)
 	return outcomes, errs, nil
+}
+
+// Bounds of retryStore: storeAttempts runs at most, waiting storeBackoff
+// (with jitter) before the first retry and twice as long before each next
+// one. With PostgreSQL's deadlock_timeout of 1 s, a batch that deadlocks
+// every time is answered within about 6 s; a report rarely waits through
+// more than one retry.
+const (
+	storeAttempts = 5
+	storeBackoff  = 25 * time.Millisecond
+)
+
+// onStoreRetry, when set (tests), is called with the error of each attempt
+// that retryStore retries.
+var onStoreRetry func(err error)
+
+// retryStore runs fn, a statement or transaction of its own, until it
+// succeeds, fails for a reason that is not transient (transientReason),
+// or has run storeAttempts times, and returns its last error. A
+// transient failure changed nothing (PostgreSQL rolled the transaction
+// back), or, for a connection lost during a commit, maybe everything:
+// storeStatement stores a report once whatever the number of runs (a
+// second run finds its hash stored), so running it again is safe.
+func retryStore(ctx context.Context, fn func() error) error {
+	err := fn()
+	wait := storeBackoff
+	for attempt := 1; attempt < storeAttempts; attempt++ {
+		if _, ok := transientReason(err); !ok {
+			return err
+		}
+		if onStoreRetry != nil {
+			onStoreRetry(err)
+		}
+		// jitter: writers that failed together do not retry together
+		d := wait/2 + rand.N(wait/2+1)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(d):
+		}
+		wait *= 2
+		err = fn()
+	}
+	return err
+}
+
+// storeFailure is the error a submitter of a report gets for err: a
+// transient failure becomes store.Transient (503, retry later); others
+// are returned as they are.
+func storeFailure(err error) error {
+	if reason, ok := transientReason(err); ok && !store.IsTransient(err) {
+		return store.Transient(err, reason)
+	}
+	return err
 }
 
 func (db *DB) storeBatch(ctx context.Context, reports []*reportdb.Report) ([]reportdb.Outcome, error) {
@@ -257,7 +329,10 @@ func text(b []byte) *string {
 	return &s
 }
 
-// ensurePartitions creates the daily partitions the reports need.
+// ensurePartitions creates the daily partitions the reports need. The
+// days around today have theirs already (CreatePartitionsAhead); those of
+// other days (an import, an agent whose clock is off) are created here,
+// before and apart from the batch's transaction.
 func (db *DB) ensurePartitions(ctx context.Context, reports []*reportdb.Report) error {
 	days := make([]int64, 0, 2)
 	for _, r := range reports {
@@ -268,14 +343,10 @@ func (db *DB) ensurePartitions(ctx context.Context, reports []*reportdb.Report) 
 	return db.ensurePartitionDays(ctx, days)
 }
 
-func todayAndNeighbours() []int64 {
-	d := dayIndex(time.Now().UnixMilli())
-	return []int64{d - 1, d, d + 1, d + 2}
-}
-
 // ensurePartitionDays creates the partitions of the given days that this
-// instance does not know to exist. Creation is serialised across
-// instances by an advisory lock.
+// instance does not know to exist, in a transaction of their own
+// (createPartitions), run again while it fails for a transient reason
+// (retryStore).
 func (db *DB) ensurePartitionDays(ctx context.Context, days []int64) error {
 	var missing []int64
 	db.mu.Lock()
@@ -288,48 +359,8 @@ func (db *DB) ensurePartitionDays(ctx context.Context, days []int64) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	tx, err := db.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(context.Background())
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockPartitions); err != nil {
-		return err
-	}
-	for _, d := range missing {
-		lo, hi := idRange(d)
-		for _, parent := range partitioned {
-			name := partitionName(parent, d)
-			// Another instance (or this one, for a batch that computed
-			// missing before the last creator committed) may have made
-			// it. Skip it then: even CREATE ... IF NOT EXISTS locks the
-			// parent or the partition before it finds the name taken,
-			// and a lock on an existing partition, held while waiting
-			// for the next parent, deadlocks with a batch inserting into
-			// it.
-			var exists bool
-			if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`,
-				pgx.Identifier{name}.Sanitize()).Scan(&exists); err != nil {
-				return err
-			}
-			if exists {
-				continue
-			}
-			if _, err := tx.Exec(ctx, fmt.Sprintf(
-				`CREATE TABLE IF NOT EXISTS %s PARTITION OF %s FOR VALUES FROM (%d) TO (%d)`,
-				pgx.Identifier{name}.Sanitize(), parent, lo, hi)); err != nil {
-				return fmt.Errorf("create partition %s: %w", name, err)
-			}
-			if parent == "reports" {
-				// a report's hash is unique in its day (migration 0004)
-				if _, err := tx.Exec(ctx, fmt.Sprintf(`CREATE UNIQUE INDEX IF NOT EXISTS %s ON %s (hash)`,
-					pgx.Identifier{name + "_hash"}.Sanitize(), pgx.Identifier{name}.Sanitize())); err != nil {
-					return fmt.Errorf("create index of partition %s: %w", name, err)
-				}
-			}
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
+	slices.Sort(missing)
+	if err := retryStore(ctx, func() error { return db.createPartitions(ctx, missing) }); err != nil {
 		return err
 	}
 	db.mu.Lock()
@@ -338,6 +369,105 @@ func (db *DB) ensurePartitionDays(ctx context.Context, days []int64) error {
 	}
 	db.mu.Unlock()
 	return nil
+}
+
+// partitionLockTimeout bounds each wait of createPartitions for a lock:
+// the creators' advisory lock, a parent's SHARE UPDATE EXCLUSIVE lock
+// (which a retention run's DETACH ... CONCURRENTLY, or an ANALYZE of the
+// parent, holds while it works). The wait is retried (retryStore) rather
+// than left to last: a creator waiting in the lock queue of a parent
+// holds its place ahead of every later request of a conflicting lock.
+const partitionLockTimeout = "2s"
+
+// createPartitions creates the day partitions of days that do not exist,
+// in one transaction, serialised across instances by an advisory lock.
+//
+// A partition is created apart and then attached (CREATE TABLE, then
+// ALTER TABLE ... ATTACH PARTITION), not with CREATE TABLE ... PARTITION
+// OF: the latter takes an ACCESS EXCLUSIVE lock on the parent, which
+// waits for every query reading it and makes every later query wait
+// behind it; taken on the three parents one after the other while a
+// query reads one and then another of them, the two deadlocked, and one
+// of them failed (PostgreSQL's deadlock detection). ATTACH PARTITION
+// takes only SHARE UPDATE EXCLUSIVE on the parent (PostgreSQL 12 and
+// later), which conflicts with no read and no write (only with VACUUM,
+// ANALYZE, other DDL), and ACCESS EXCLUSIVE on the new table, which
+// nobody else uses yet. The parents' locks are all taken first, in one
+// statement in the order of partitioned, so no lock is upgraded or taken
+// out of order later in the transaction; the partitions appear together
+// at the commit, never a table of a day without the others.
+func (db *DB) createPartitions(ctx context.Context, days []int64) error {
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+partitionLockTimeout+"'"); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockPartitions); err != nil {
+		return err
+	}
+	// Another instance (or this one, for a batch that computed missing
+	// before the last creator committed) may have made them: skip those,
+	// by name, without locking them.
+	var names []string
+	for _, d := range days {
+		for _, parent := range partitioned {
+			names = append(names, partitionName(parent, d))
+		}
+	}
+	var absent []string
+	rows, err := tx.Query(ctx, `SELECT n FROM unnest($1::text[]) n WHERE to_regclass(quote_ident(n)) IS NULL`, names)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		absent = append(absent, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(absent) == 0 {
+		return tx.Commit(ctx)
+	}
+	if _, err := tx.Exec(ctx, "LOCK TABLE ONLY "+strings.Join(partitioned, ", ")+" IN SHARE UPDATE EXCLUSIVE MODE"); err != nil {
+		return fmt.Errorf("lock partitioned tables: %w", err)
+	}
+	for _, d := range days {
+		lo, hi := idRange(d)
+		for _, parent := range partitioned {
+			name := partitionName(parent, d)
+			if !slices.Contains(absent, name) {
+				continue
+			}
+			id := pgx.Identifier{name}.Sanitize()
+			if _, err := tx.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS
+				INCLUDING CONSTRAINTS INCLUDING STORAGE INCLUDING COMPRESSION)`, id, parent)); err != nil {
+				return fmt.Errorf("create partition %s: %w", name, err)
+			}
+			if parent == "reports" {
+				// a report's hash is unique in its day (migration 0004)
+				if _, err := tx.Exec(ctx, fmt.Sprintf(`CREATE UNIQUE INDEX %s ON %s (hash)`,
+					pgx.Identifier{name + "_hash"}.Sanitize(), id)); err != nil {
+					return fmt.Errorf("create index of partition %s: %w", name, err)
+				}
+			}
+			// the table is empty: checking it against the bounds reads
+			// nothing; the parent's indexes are built on it here
+			if _, err := tx.Exec(ctx, fmt.Sprintf(`ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%d) TO (%d)`,
+				parent, id, lo, hi)); err != nil {
+				return fmt.Errorf("attach partition %s: %w", name, err)
+			}
+		}
+	}
+	return tx.Commit(ctx)
 }
 
 // partitioned are the tables partitioned by day of report id, in the order
@@ -472,6 +602,52 @@ func sqlState(err error) string {
 func isTransient(err error) bool {
 	c := sqlState(err)
 	return c == "40P01" || c == "40001"
+}
+
+// transientReason tells whether err is a failure that passes by itself
+// and says nothing about what the statement stored or read, and what it
+// was, in a few words: a deadlock or serialization failure (PostgreSQL
+// rolled the transaction back), a lock not granted within lock_timeout,
+// the server out of connections or shutting down, a lost or refused
+// connection. The caller's context ending is not one: the caller gave up.
+func transientReason(err error) (string, bool) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return "", false
+	}
+	if store.IsTransient(err) {
+		return "retried", true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch c := pe.Code; {
+		case c == "40P01":
+			return "deadlock detected", true
+		case c == "40001":
+			return "serialization failure", true
+		case c == "55P03":
+			return "a lock was not granted in time", true
+		case c == "53300":
+			return "too many connections", true
+		case c == "57P01" || c == "57P02" || c == "57P03":
+			return "the database is shutting down or starting", true
+		case strings.HasPrefix(c, "08"):
+			return "connection lost", true
+		}
+		return "", false
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ce):
+		return "cannot connect to the database", true
+	case errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, net.ErrClosed), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return "connection lost", true
+	case pgconn.SafeToRetry(err):
+		// pgx sent nothing (a connection that could not be used)
+		return "connection lost", true
+	}
+	return "", false
 }
 
 // isNoPartition reports PostgreSQL's "no partition of relation found for

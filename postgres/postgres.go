@@ -55,6 +55,10 @@ type DB struct {
 	rollupVacuumed    map[string]time.Time // when CompactRollups last vacuumed each table
 
 	analyze analyzer // statistics upkeep after ingest (analyze.go)
+
+	now           func() time.Time // the clock of partitionsAhead
+	partitionsBG  sync.WaitGroup   // the partitions-ahead loop (partitionLoop)
+	stopPartition context.CancelFunc
 }
 
 var _ store.Backend = (*DB)(nil)
@@ -66,7 +70,25 @@ type Options struct {
 	// a rollup table it merged buckets of (0: DefaultRollupVacuumInterval;
 	// negative: never).
 	RollupVacuumInterval time.Duration
+	// PartitionInterval is how often the day partitions of the coming
+	// days are created ahead, in the background (0:
+	// DefaultPartitionInterval; negative: only when Open runs).
+	PartitionInterval time.Duration
+	// Now is the clock that says which days are coming (nil: time.Now).
+	Now func() time.Time
 }
+
+// DefaultPartitionInterval is how often the partitions of the coming days
+// are created ahead by default.
+const DefaultPartitionInterval = time.Hour
+
+// PartitionDaysAhead is how many days after today's have their partitions
+// created ahead: with runs an hour apart (DefaultPartitionInterval), at
+// least two whole days after the current one always have theirs, so the
+// first report of a day never creates its partition while storing (a
+// report of another day, an import's or from an agent whose clock is off,
+// still does: ensurePartitions).
+const PartitionDaysAhead = 3
 
 // Open connects to the database at url (a libpq URL or DSN), applies
 // pending migrations and returns the backend.
@@ -133,7 +155,10 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{pool: pool, partitions: map[int64]bool{}, rollupVacuumEvery: opt.RollupVacuumInterval,
-		rollupVacuumed: map[string]time.Time{}}
+		rollupVacuumed: map[string]time.Time{}, now: opt.Now}
+	if db.now == nil {
+		db.now = time.Now
+	}
 	switch cfg.ConnConfig.DefaultQueryExecMode {
 	case pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol:
 		db.dialect.TextResults = true // results in text format
@@ -153,13 +178,57 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	if hasCUTF8 {
 		db.dialect.RegexCollation = "C.utf8"
 	}
-	// Create the partitions around today now, so that their DDL (which
-	// blocks writers briefly) does not happen under ingest load.
-	if err := db.ensurePartitionDays(ctx, todayAndNeighbours()); err != nil {
+	// the partitions around today now, and those of the coming days
+	// from then on, so that the first report of a day finds its
+	// partition
+	if err := db.CreatePartitionsAhead(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
+	every := opt.PartitionInterval
+	if every == 0 {
+		every = DefaultPartitionInterval
+	}
+	if every > 0 {
+		bg, cancel := context.WithCancel(context.Background())
+		db.stopPartition = cancel
+		db.partitionsBG.Add(1)
+		go db.partitionLoop(bg, every)
+	}
 	return db, nil
+}
+
+// CreatePartitionsAhead creates the day partitions of yesterday (for the
+// reports sent late), today and the PartitionDaysAhead days after it that
+// do not exist yet. Open runs it, then a background loop every
+// Options.PartitionInterval.
+func (db *DB) CreatePartitionsAhead(ctx context.Context) error {
+	today := dayIndex(db.now().UnixMilli())
+	days := make([]int64, 0, PartitionDaysAhead+2)
+	for d := today - 1; d <= today+PartitionDaysAhead; d++ {
+		days = append(days, d)
+	}
+	return db.ensurePartitionDays(ctx, days)
+}
+
+// partitionLoop runs CreatePartitionsAhead every interval until ctx ends.
+// A failed run (the database unreachable, a lock not granted) is logged;
+// the next one, or the one after, creates what it could not: the
+// partitions are created days before they are needed.
+func (db *DB) partitionLoop(ctx context.Context, interval time.Duration) {
+	defer db.partitionsBG.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := db.CreatePartitionsAhead(ctx); err != nil && ctx.Err() == nil {
+			slog.Warn("creating the partitions of the coming days failed; the next run retries", "err", err)
+		}
+	}
 }
 
 // lockPoll is how often lockedConn tries again for a lock it waits for.
@@ -298,6 +367,10 @@ func (db *DB) Dialect() sqlgen.Dialect { return db.dialect }
 
 // Close implements store.Backend.
 func (db *DB) Close() error {
+	if db.stopPartition != nil {
+		db.stopPartition()
+		db.partitionsBG.Wait()
+	}
 	db.analyze.wg.Wait()
 	db.pool.Close()
 	return nil
@@ -690,8 +763,17 @@ func (r *pgRows) Err() error {
 
 func (r *pgRows) NumColumns() int { return len(r.Rows.FieldDescriptions()) }
 
-// mapError turns PostgreSQL errors that a user's query can cause into 400s.
+// mapError turns PostgreSQL errors that a user's query can cause into 400s,
+// and transient failures (transientReason) into 503s to retry.
 func mapError(err error) error {
+	if reason, ok := transientReason(err); ok {
+		var e *reportdb.Error
+		if errors.As(err, &e) {
+			return err
+		}
+		return &reportdb.Error{Code: reportdb.EUNAVAILABLE, RetryAfter: store.TransientRetryAfter, Err: err,
+			Message: "The query could not run right now (" + reason + "); retry later"}
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code[:2] {
