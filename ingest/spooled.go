@@ -16,6 +16,7 @@ import (
 
 	"reportdb"
 	"reportdb/spool"
+	"reportdb/store"
 )
 
 // spooler holds what the Committer needs to spool reports the database
@@ -194,12 +195,17 @@ const (
 // afterFailure decides what follows a direct submission that ended with
 // err: a refusal of the report itself (and shutdown) goes back to the
 // client; a failure in the database is spooled when the database is
-// unreachable or out of disk space, and is worth one more try when the
-// database answers again (asked once: a health check waits up to 5 s
+// unreachable or out of disk space, or when it is transient
+// (store.IsTransient: the backend retried the batch already, and the
+// spool stores the report once it passes), and is worth one more try when
+// the database answers again (asked once: a health check waits up to 5 s
 // when the database's host does not answer).
 func (c *Committer) afterFailure(err error) nextStep {
 	if err == nil || errors.Is(err, ErrClosed) {
 		return returnIt
+	}
+	if store.IsTransient(err) || sqliteBusy(err) {
+		return spoolIt
 	}
 	code := reportdb.ErrorCode(err)
 	switch code {
