@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,6 +81,7 @@ const (
 	regERANGE   = 11
 	regBADRPT   = 13
 	regBADOPT   = 18
+	regETOOBIG  = 15
 )
 
 var regErrText = map[int]string{
@@ -95,6 +97,7 @@ var regErrText = map[int]string{
 	regERANGE:   "invalid character range",
 	regBADRPT:   "quantifier operand invalid",
 	regBADOPT:   "invalid embedded option",
+	regETOOBIG:  "regular expression is too complex",
 }
 
 // CompileRegex compiles a PostgreSQL regular expression (as used by `~`)
@@ -134,11 +137,32 @@ func compileRegex(pattern string) (*regexp.Regexp, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tooComplex(goPat) {
+		return nil, &RegexError{Code: regETOOBIG, Msg: regErrText[regETOOBIG]}
+	}
 	re, err := regexp.Compile(goPat)
 	if err != nil {
 		return nil, &UnsupportedRegexError{Feature: err.Error()}
 	}
 	return re, nil
+}
+
+// MaxRegexInstructions bounds the size of a compiled regular expression:
+// a larger one is refused as PostgreSQL refuses a pattern whose automaton
+// has too many states ("regular expression is too complex"). Go's matcher
+// costs up to its size for every byte of every value it reads, and the
+// compiled program stays in the pattern caches.
+const MaxRegexInstructions = 50000
+
+// tooComplex reports whether a Go pattern compiles to more than
+// MaxRegexInstructions (errors are left to regexp.Compile).
+func tooComplex(goPat string) bool {
+	re, err := syntax.Parse(goPat, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	return err == nil && len(prog.Inst) > MaxRegexInstructions
 }
 
 // TranslateRegex returns the Go regexp syntax equivalent to a PostgreSQL ARE

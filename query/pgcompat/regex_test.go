@@ -67,6 +67,10 @@ func TestCompileRegexErrors(t *testing.T) {
 		{"(?i", "invalid embedded option"},
 		{"(?ix", "invalid embedded option"},
 		{"***?", "invalid regexp (reg version 0.8)"},
+		// a program larger than MaxRegexInstructions (PostgreSQL refuses
+		// an automaton with too many states)
+		{strings.Repeat("(a{250}){4}", 60), "regular expression is too complex"},
+		{strings.Repeat("x", MaxRegexInstructions+1), "regular expression is too complex"},
 	}
 	for _, c := range cases {
 		re, err := CompileRegex(c.pattern)
