@@ -1,6 +1,7 @@
 package query
 
 import (
+	"math"
 	"strings"
 
 	"reportdb/jsonv"
@@ -13,6 +14,9 @@ import (
 // none) against entity e together with the paging options, and returns the
 // plan. It checks order_by columns first, then the query, as PuppetDB does.
 func Compile(e *Entity, q any, o *Options) (*Plan, error) {
+	if err := checkSize(o, q); err != nil {
+		return nil, err
+	}
 	orders, err := resolveOrder(e, o.OrderBy)
 	if err != nil {
 		return nil, err
@@ -30,6 +34,9 @@ func Compile(e *Entity, q any, o *Options) (*Plan, error) {
 // CompileEntity compiles a query on an entity endpoint (/events, /reports,
 // ...), whose options may ask for distinct_resources (events only).
 func CompileEntity(e *Entity, o *Options) (*Plan, error) {
+	if err := checkSize(o, o.Query); err != nil {
+		return nil, err
+	}
 	q, err := distinctQuery(o)
 	if err != nil {
 		return nil, err
@@ -344,8 +351,7 @@ func compileCompare(e *Entity, op string, fv, v any) (Expr, error) {
 		if !ok {
 			return nil, invalidf("Argument \"%s\" and operator \"%s\" have incompatible types.", plainText(v), op)
 		}
-		val, _ := numberValue(n)
-		return Cmp{Op: op, Field: fld, Value: val}, nil
+		return numberCmp(fld, op, n), nil
 	case Timestamp:
 		ms, err := timestampArg(v)
 		if err != nil {
@@ -369,14 +375,16 @@ func compileEquals(fld *Field, v any) (Expr, error) {
 			}
 			return nil, invalidf("Argument %s is incompatible with string field \"%s\".", jsonv.Compact(v), fld.Name)
 		}
+		if err := checkText(s); err != nil {
+			return nil, err
+		}
 		return Cmp{Op: "=", Field: fld, Value: s}, nil
 	case Number:
 		n, ok := v.(jsonv.Number)
 		if !ok {
 			return nil, invalidf("Argument \"%s\" is incompatible with numeric field \"%s\".", plainText(v), fld.Name)
 		}
-		val, _ := numberValue(n)
-		return Cmp{Op: "=", Field: fld, Value: val}, nil
+		return numberCmp(fld, "=", n), nil
 	case Timestamp:
 		ms, err := timestampArg(v)
 		if err != nil {
@@ -393,6 +401,9 @@ func compileEquals(fld *Field, v any) (Expr, error) {
 		s, ok := v.(string)
 		if !ok {
 			return nil, invalidf("Argument %s is incompatible with array field \"%s\": compare it with one string element.", jsonv.Compact(v), fld.Name)
+		}
+		if err := checkText(s); err != nil {
+			return nil, err
 		}
 		return Cmp{Op: "=", Field: fld, Value: s}, nil
 	case JSONValue:
@@ -446,12 +457,18 @@ func compileMatch(e *Entity, fv, pv any) (Expr, error) {
 		if !ok {
 			return nil, invalidf("The regular expression for ~ on field %s must be a string, got %s", fld.Name, jsonv.Compact(pv))
 		}
+		if err := checkRegex(fld, p); err != nil {
+			return nil, err
+		}
 		if _, err := pgcompat.CompileRegex(p); err != nil {
 			return nil, invalidf("ERROR: %s", err.Error())
 		}
 		return Match{Field: fld, Pattern: p}, nil
 	case JSONValue:
 		p := wire.ValueText(pv)
+		if err := checkRegex(fld, p); err != nil {
+			return nil, err
+		}
 		if _, err := pgcompat.CompileRegex(p); err != nil {
 			return nil, invalidf("ERROR: %s", err.Error())
 		}
@@ -545,6 +562,7 @@ func compileIn(e *Entity, x ast.In) (Expr, error) {
 
 func inArray(fld *Field, vals []any) (Expr, error) {
 	out := make([]any, 0, len(vals))
+	outside := false // a number no row's column can equal was left out
 	for _, v := range vals {
 		switch fld.Type {
 		case Path:
@@ -555,13 +573,21 @@ func inArray(fld *Field, vals []any) (Expr, error) {
 			if _, isArr := v.([]any); isArr || v == nil {
 				return nil, invalidf("Operator in...array on field %s takes strings, got %s", fld.Name, jsonv.Compact(v))
 			}
-			out = append(out, plainText(v))
+			s := plainText(v)
+			if err := checkText(s); err != nil {
+				return nil, err
+			}
+			out = append(out, s)
 		case Number:
 			n, ok := v.(jsonv.Number)
 			if !ok {
 				return nil, invalidf("Argument \"%s\" is incompatible with numeric field \"%s\".", plainText(v), fld.Name)
 			}
 			val, _ := numberValue(n)
+			if !inRange(fld, val) {
+				outside = true
+				continue
+			}
 			out = append(out, val)
 		case Timestamp:
 			ms, err := timestampArg(v)
@@ -578,6 +604,11 @@ func inArray(fld *Field, vals []any) (Expr, error) {
 		}
 	}
 	if len(out) == 0 {
+		if outside {
+			// false, and unknown where the column is NULL, as the list was
+			_, hi := numberRange(fld)
+			return Cmp{Op: ">", Field: fld, Value: hi}, nil
+		}
 		return Const{Value: false}, nil
 	}
 	return InValues{Field: fld, Values: out}, nil
@@ -776,6 +807,9 @@ func applyPagingClauses(p *Plan, clauses []any) error {
 				vv, good := numberValue(n)
 				v, ok = vv.(int64)
 				ok = ok && good
+			}
+			if n, isNum := a[1].(jsonv.Number); isNum && !ok && n.IsInteger() && !strings.HasPrefix(string(n), "-") {
+				return invalidf("Illegal value '%s' for :%s; it is too large (the largest %s is %d).", plainText(a[1]), name, name, int64(math.MaxInt64))
 			}
 			if !ok || (name == "limit" && v < 1) || v < 0 {
 				if name == "limit" {

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"math"
 	"slices"
 	"strings"
 
@@ -71,6 +72,9 @@ func checkSummarize(v string) error {
 // CompileEventCounts validates an event-counts request in PuppetDB's order:
 // summarize_by, order_by columns, counts_filter, count_by, then the query.
 func CompileEventCounts(o *Options, corrective bool) (*CountsPlan, error) {
+	if err := checkSize(o, o.Query, o.CountsFilter); err != nil {
+		return nil, err
+	}
 	if err := checkSummarize(o.SummarizeBy); err != nil {
 		return nil, err
 	}
@@ -209,6 +213,7 @@ func compileCountsFilter(v any, counts []string) (*CountsFilter, error) {
 		return nil, invalidf("counts_filter compares %s with a number, got %s", name, clj(arr[2]))
 	}
 	val, _ := numberValue(n)
+	op, val = clampNumber(op, val, math.MinInt64, math.MaxInt64)
 	return &CountsFilter{Op: op, Count: name, Value: val}, nil
 }
 
@@ -226,6 +231,9 @@ func CompileAggregate(o *Options, corrective bool) (*AggregatePlan, error) {
 		if err := checkSummarize(s); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkSize(o, o.Query, o.CountsFilter); err != nil {
+		return nil, err
 	}
 	if err := CheckLegacy(o.Query); err != nil {
 		return nil, err

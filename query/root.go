@@ -6,6 +6,9 @@ import "reportdb/query/ast"
 // paging...], applying the URL/body paging parameters over the in-query
 // clauses key by key, as PuppetDB does.
 func CompileRoot(q any, o *Options) (*Plan, error) {
+	if err := checkSize(o, q); err != nil {
+		return nil, err
+	}
 	arr, ok := q.([]any)
 	if !ok || len(arr) < 2 || arr[0] != "from" {
 		return nil, invalidf("Your initial query must be of the form: [\"from\",<entity>,(<optional-query>)]. Check your query and try again.")
