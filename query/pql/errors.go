@@ -20,6 +20,8 @@ type ParseError struct {
 	// in PuppetDB's order; entries that had to reach the end of the input
 	// carry the suffix " (followed by end-of-string)".
 	Expected []string
+	// Empty is set for a query that is empty or only white space.
+	Empty bool
 
 	reasons []reason
 }
@@ -31,9 +33,15 @@ func (e *ParseError) Error() string { return e.Message() }
 //	PQL parse error at line L, column C:\n\n<line>\n<C-1 spaces>^\n\n
 //	Expected one of:\n\n<alt>\n<alt>\n...   (or "Expected:\n<alt>\n")
 //
+// An empty query is said to be empty instead (PuppetDB echoes it as the
+// line "null").
+//
 // Alternatives that had to reach the end of the input come first, each
 // followed by " (followed by end-of-string)" and, as in PuppetDB, no newline.
 func (e *ParseError) Message() string {
+	if e.Empty {
+		return "PQL parse error: the query is empty. A PQL query names an entity and, optionally, the fields to return and a filter, e.g. nodes[certname] { certname ~ \"^web\" }"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "PQL parse error at line %s, column %s:\n\n%s\n%s\n\n",
 		javaGrouped(e.Line), javaGrouped(e.Column), e.Text, marker(e.Column))

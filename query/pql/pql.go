@@ -1,5 +1,7 @@
 package pql
 
+import "strings"
+
 // Parse translates a PQL query into the AST PuppetDB builds, e.g.
 //
 //	events[certname]{ certname = "x" limit 1 }
@@ -18,6 +20,9 @@ package pql
 //   - *ClauseError: limit, offset or order by given twice in one block.
 func Parse(q string) (any, error) {
 	q = sanitize(q)
+	if strings.Trim(q, " \t\n\v\f\r") == "" { // PQL's white space, Java's \s
+		return nil, &ParseError{Line: 1, Column: 1, Empty: true}
+	}
 	p := newParser(q)
 	tree, ok := p.top()
 	if !ok {

@@ -191,15 +191,17 @@ var errorBodies = []struct{ in, want string }{
 	{`events{certname=}`, "PQL parse error at line 1, column 17:\n\nevents{certname=}\n                ^\n\nExpected one of:\n\n[\nfalse\ntrue\n#\"[0-9]+\"\n-\n'\n\"\n#\"\\s+\"\n"},
 	{`foo{}`, "PQL parse error at line 1, column 1:\n\nfoo{}\n^\n\nExpected one of:\n\nevents\nedges\ninventory\nfact_contents\nfact_paths\nfactsets\nenvironments\nnodes\nresources\npackage_inventory\npackages\ncatalogs\nreports\nfacts\n#\"\\s+\"\n"},
 	{`events { certname = "x" `, "PQL parse error at line 1, column 25:\n\nevents { certname = \"x\" \n                        ^\n\nExpected one of:\n\n}\n#\"\\s+\"\norder by\noffset\nlimit\ngroup by\nor\nand\n"},
-	// empty query: the line is echoed as "null"
-	{``, "PQL parse error at line 1, column 1:\n\nnull\n^\n\nExpected one of:\n\nevents\nedges\ninventory\nfact_contents\nfact_paths\nfactsets\nenvironments\nnodes\nresources\npackage_inventory\npackages\ncatalogs\nreports\nfacts\n#\"\\s+\"\n"},
-	// only spaces: the column after them
-	{`   `, "PQL parse error at line 1, column 4:\n\n   \n   ^\n\nExpected one of:\n\nevents\nedges\ninventory\nfact_contents\nfact_paths\nfactsets\nenvironments\nnodes\nresources\npackage_inventory\npackages\ncatalogs\nreports\nfacts\n"},
+	// an empty query, or one of white space only, is said to be empty
+	// (PuppetDB echoes the empty one as the line "null")
+	{``, emptyQuery},
+	{"   \n\t", emptyQuery},
 	// trailing garbage: the end-of-string alternatives
 	{`events{} x`, "PQL parse error at line 1, column 9:\n\nevents{} x\n        ^\n\nExpected one of:\n\n#\"\\s+\" (followed by end-of-string):end-of-string\n"},
 	// second line
 	{"events {\n  certname = }", "PQL parse error at line 2, column 14:\n\n  certname = }\n             ^\n\nExpected one of:\n\n[\nfalse\ntrue\n#\"[0-9]+\"\n-\n'\n\"\n"},
 }
+
+const emptyQuery = "PQL parse error: the query is empty. A PQL query names an entity and, optionally, the fields to return and a filter, e.g. nodes[certname] { certname ~ \"^web\" }"
 
 func TestErrorBodies(t *testing.T) {
 	for _, tc := range errorBodies {
