@@ -785,5 +785,24 @@ func (b *builder) join(xs []query.Expr, sep string, node *query.Cmp) (string, er
 		}
 		parts[i] = s
 	}
-	return "(" + strings.Join(parts, sep) + ")", nil
+	return balanced(parts, sep), nil
+}
+
+// maxFlat is the longest list of AND or OR terms rendered as one flat
+// list.
+const maxFlat = 8
+
+// balanced joins parts with sep, in parentheses. A longer list than
+// maxFlat is split into halves, recursively, each in its own parentheses:
+// SQLite parses "a OR b OR c ..." into a chain as deep as the list is long
+// and refuses an expression more than 1000 deep (the depth of a subquery
+// counting again for every query around it), while a tree of halves is
+// only logarithmically deep. Both databases flatten the groups again when
+// they plan, so the plan is the same.
+func balanced(parts []string, sep string) string {
+	if len(parts) <= maxFlat {
+		return "(" + strings.Join(parts, sep) + ")"
+	}
+	mid := len(parts) / 2
+	return "(" + balanced(parts[:mid], sep) + sep + balanced(parts[mid:], sep) + ")"
 }

@@ -1,6 +1,7 @@
 package sqlgen_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -251,6 +252,52 @@ func TestLatestRollupCovers(t *testing.T) {
 				t.Errorf("%T aggregate %s counts_filter %s corrective %v: reads latest_rollup = %v, want %v\n%s",
 					d, c.q, c.countsFilter, c.corrective, got, c.want, b.SQL)
 			}
+		}
+	}
+}
+
+// TestLongListsBalanced: a long "or" (or "and") is rendered as a tree of
+// parenthesised halves, so that its SQL nests logarithmically deep
+// (SQLite parses a flat "a OR b OR c ..." into a chain as deep as the
+// list is long, and refuses one deeper than 1000); a short one is flat.
+func TestLongListsBalanced(t *testing.T) {
+	depth := func(sql string) (max int) {
+		d := 0
+		for _, c := range sql {
+			switch c {
+			case '(':
+				d++
+				if d > max {
+					max = d
+				}
+			case ')':
+				d--
+			}
+		}
+		return max
+	}
+	for _, c := range []struct {
+		n, maxDepth, maxChain int
+	}{{3, 2, 3}, {8, 2, 8}, {499, 9, 8}} {
+		terms := make([]string, c.n)
+		for i := range terms {
+			terms[i] = fmt.Sprintf(`["=","status","s%d"]`, i)
+		}
+		b, err := sqlgen.Select(sqlite.Dialect{}, plan(t, query.Reports, `["or",`+strings.Join(terms, ",")+`]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := depth(b.SQL); got > c.maxDepth {
+			t.Errorf("or of %d: parentheses nest %d deep, want at most %d\n%.300s", c.n, got, c.maxDepth, b.SQL)
+		}
+		// no run of ORs between parentheses is longer than maxFlat
+		for _, run := range strings.FieldsFunc(b.SQL, func(r rune) bool { return r == '(' || r == ')' }) {
+			if k := strings.Count(run, " OR ") + 1; k > c.maxChain {
+				t.Errorf("or of %d: a flat run of %d terms: %.200s", c.n, k, run)
+			}
+		}
+		if got := strings.Count(b.SQL, "r.status = "); got != c.n {
+			t.Errorf("or of %d: %d terms rendered", c.n, got)
 		}
 	}
 }
