@@ -48,13 +48,20 @@ func (b *BodyBudget) Used() int64 {
 	return b.used
 }
 
-// acquire takes n (<= b.max) bytes, waiting up to b.wait.
-func (b *BodyBudget) acquire(ctx context.Context, n int64) (int64, error) {
+// acquire takes n (<= b.max) bytes. A request that holds none yet waits
+// up to b.wait, in turn; one that holds some already (a body still
+// growing) takes them at once or not at all: waiting while holding is how
+// two large bodies would each wait for the other's bytes.
+func (b *BodyBudget) acquire(ctx context.Context, n int64, holding bool) (int64, error) {
 	b.mu.Lock()
-	if len(b.waiters) == 0 && b.used+n <= b.max {
+	if (holding || len(b.waiters) == 0) && b.used+n <= b.max {
 		b.used += n
 		b.mu.Unlock()
 		return n, nil
+	}
+	if holding {
+		b.mu.Unlock()
+		return 0, b.busy()
 	}
 	w := &budgetWaiter{n: n, ready: make(chan struct{})}
 	b.waiters = append(b.waiters, w)
@@ -84,8 +91,12 @@ func (b *BodyBudget) acquire(ctx context.Context, n int64) (int64, error) {
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
 	}
-	return 0, &reportdb.Error{Code: reportdb.EUNAVAILABLE, RetryAfter: 1, Message: fmt.Sprintf(
-		"The server is reading too many request bodies at once (max-inflight-body-bytes %d); none finished within %v. Retry later.", b.max, b.wait)}
+	return 0, b.busy()
+}
+
+func (b *BodyBudget) busy() error {
+	return &reportdb.Error{Code: reportdb.EUNAVAILABLE, RetryAfter: 1, Message: fmt.Sprintf(
+		"The server is reading too many request bodies at once (max-inflight-body-bytes %d). Retry later.", b.max)}
 }
 
 func (b *BodyBudget) release(n int64) {
@@ -126,12 +137,13 @@ func (l *bodyLease) grow(ctx context.Context, n int64) (int64, error) {
 		return 0, nil
 	}
 	l.mu.Lock()
-	n = min(n, l.budget.max-l.held)
+	held := l.held
 	l.mu.Unlock()
+	n = min(n, l.budget.max-held)
 	if n <= 0 {
 		return 0, nil
 	}
-	got, err := l.budget.acquire(ctx, n)
+	got, err := l.budget.acquire(ctx, n, held > 0)
 	if err != nil {
 		return 0, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 
 	"reportdb/postgres"
 )
@@ -63,4 +64,22 @@ func setProcs(setting int, database string, spoolFirst bool) procsChoice {
 		runtime.GOMAXPROCS(c.N)
 	}
 	return c
+}
+
+// setMemoryLimit sets Go's soft memory limit to setting unless the
+// GOMEMLIMIT variable is set. reportdb's live heap is tens of megabytes;
+// what can swell it is a crowd of large request bodies, bounded by
+// max-inflight-body-bytes. Near the limit the collector runs more often
+// and returns freed pages to the system, so such a burst does not leave
+// the process at several times its budget (GOGC alone lets the heap grow
+// to 3x what is live).
+func setMemoryLimit(setting int64) (int64, string) {
+	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
+		return debug.SetMemoryLimit(-1), "GOMEMLIMIT variable"
+	}
+	if setting <= 0 {
+		return 0, ""
+	}
+	debug.SetMemoryLimit(setting)
+	return setting, "memory-limit"
 }

@@ -90,6 +90,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if cfg.Validate() == nil { // serve reports invalid settings
 		p := setProcs(cfg.Procs, cfg.Database, cfg.Acknowledge == "spool")
 		log.Info("Go CPUs (GOMAXPROCS)", "procs", p.N, "from", p.Reason)
+		if limit, from := setMemoryLimit(cfg.MemoryLimit); limit > 0 {
+			log.Info("Go memory limit (GOMEMLIMIT)", "bytes", limit, "from", from)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -72,6 +72,7 @@ type Config struct {
 	MaxHeaderBytes       int
 	MaxURLBytes          int
 	MaxInflightBodyBytes int64
+	MemoryLimit          int64
 	// Procs is GOMAXPROCS for serve; 0: automatic (see cmd/reportdb).
 	Procs int
 }
@@ -105,6 +106,7 @@ func Defaults() *Config {
 		MaxHeaderBytes:       64 << 10,
 		MaxURLBytes:          32 << 10,
 		MaxInflightBodyBytes: 128 << 20,
+		MemoryLimit:          256 << 20,
 	}
 }
 
@@ -165,6 +167,7 @@ var Settings = []*Setting{
 	{Key: "max-header-bytes", Help: "largest request header block in bytes (`N`); larger gets 431", field: func(c *Config) any { return &c.MaxHeaderBytes }},
 	{Key: "max-url-bytes", Help: "longest request target (path and query string) in bytes (`N`); longer gets 414", field: func(c *Config) any { return &c.MaxURLBytes }},
 	{Key: "max-inflight-body-bytes", Help: "request body bytes being read and decoded at once, all requests together (`N`; gzip counts what it inflates to); past it a request waits up to query-queue-wait, then gets 503 with Retry-After", field: func(c *Config) any { return &c.MaxInflightBodyBytes }},
+	{Key: "memory-limit", Help: "soft limit on the memory of reportdb's Go code in bytes (`N`, Go's GOMEMLIMIT; the GOMEMLIMIT variable wins): near it the garbage collector runs more often and gives freed memory back; 0: none. The embedded store's page caches are outside it", field: func(c *Config) any { return &c.MemoryLimit }},
 	{Key: "procs", Help: "CPUs running reportdb's Go code at once (`N`, Go's GOMAXPROCS); 0: automatic (the GOMAXPROCS variable when set; otherwise the CPUs Go sees, one fewer, at least 1, when PostgreSQL is on this machine and acknowledge is commit)", field: func(c *Config) any { return &c.Procs }},
 }
 
@@ -540,7 +543,7 @@ func (c *Config) Validate() error {
 		ok  bool
 	}{{"max-connections", c.MaxConnections >= 0}, {"writers", c.Writers >= 0}, {"report-ttl", c.ReportTTL >= 0}, {"slow-query", c.SlowQuery >= 0},
 		{"analyze-rows", c.AnalyzeRows >= 0}, {"spool-max-bytes", c.SpoolMaxBytes >= 0}, {"query-queue-wait", c.QueryQueueWait >= 0},
-		{"max-concurrent-queries", c.MaxConcurrentQueries >= 0}, {"procs", c.Procs >= 0}} {
+		{"max-concurrent-queries", c.MaxConcurrentQueries >= 0}, {"procs", c.Procs >= 0}, {"memory-limit", c.MemoryLimit >= 0}} {
 		if !n.ok {
 			errs = append(errs, fmt.Errorf("%s must not be negative", n.key))
 		}
