@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // API is how the dashboard reads data: PuppetDB's v4 query language on the
@@ -77,6 +79,29 @@ func (b *bufferWriter) Write(p []byte) (int, error) {
 }
 
 func (a inProcess) Query(ctx context.Context, req Request, fn func(json.RawMessage) error) (int, error) {
+	r, err := a.request(ctx, req)
+	if err != nil {
+		return -1, err
+	}
+	w := &bufferWriter{header: http.Header{}}
+	a.h.ServeHTTP(w, r)
+	if w.status != http.StatusOK {
+		return -1, &QueryError{Status: w.status, Message: strings.TrimSpace(w.body.String())}
+	}
+	total := -1
+	if v := w.header.Get("X-Records"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			total = n
+		}
+	}
+	if req.ASTOnly {
+		return total, fn(json.RawMessage(w.body.Bytes()))
+	}
+	return total, eachRow(&w.body, fn)
+}
+
+// request builds the POST /pdb/query/v4 of req.
+func (a inProcess) request(ctx context.Context, req Request) (*http.Request, error) {
 	body := map[string]any{"query": req.Query}
 	if len(req.OrderBy) > 0 {
 		body["order_by"] = req.OrderBy
@@ -95,18 +120,86 @@ func (a inProcess) Query(ctx context.Context, req Request, fn func(json.RawMessa
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
-		return -1, err
+		return nil, err
 	}
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/pdb/query/v4", bytes.NewReader(b))
 	if err != nil {
-		return -1, err
+		return nil, err
 	}
 	r.RemoteAddr = "dashboard"
 	r.Header.Set("Content-Type", "application/json")
-	w := &bufferWriter{header: http.Header{}}
-	a.h.ServeHTTP(w, r)
+	return r, nil
+}
+
+// Streamer is an API that can hand over an answer as it is written, so
+// that a page can read a large document (one report's logs) a piece at a
+// time instead of holding it whole. InProcess implements it.
+type Streamer interface {
+	// QueryStream runs req and calls fn with the body of a 200 answer (the
+	// JSON array of rows) as the server writes it; fn need not read it
+	// all. total is as for Query.
+	QueryStream(ctx context.Context, req Request, fn func(body io.Reader) error) (total int, err error)
+}
+
+// pipeWriter is an http.ResponseWriter whose body goes into a pipe; ready
+// is closed once the status and headers are known (at the first write or
+// the handler's end).
+type pipeWriter struct {
+	header http.Header
+	status int
+	pw     *io.PipeWriter
+	ready  chan struct{}
+	once   sync.Once
+}
+
+func (p *pipeWriter) Header() http.Header { return p.header }
+func (p *pipeWriter) WriteHeader(code int) {
+	if p.status == 0 {
+		p.status = code
+	}
+}
+func (p *pipeWriter) Write(b []byte) (int, error) {
+	if p.status == 0 {
+		p.status = http.StatusOK
+	}
+	p.once.Do(func() { close(p.ready) })
+	return p.pw.Write(b)
+}
+
+// QueryStream runs the handler in its own goroutine writing into a pipe:
+// the answer is never held whole. A reader that stops early makes the
+// handler's writes fail, and QueryStream returns only once the handler
+// has.
+func (a inProcess) QueryStream(ctx context.Context, req Request, fn func(io.Reader) error) (int, error) {
+	r, err := a.request(ctx, req)
+	if err != nil {
+		return -1, err
+	}
+	pr, pw := io.Pipe()
+	w := &pipeWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if v := recover(); v != nil && w.status == 0 {
+				w.status = http.StatusInternalServerError
+			}
+			if w.status == 0 {
+				w.status = http.StatusOK
+			}
+			w.once.Do(func() { close(w.ready) })
+			pw.Close()
+		}()
+		a.h.ServeHTTP(w, r)
+	}()
+	defer func() {
+		pr.CloseWithError(errors.New("dashboard: answer no longer read"))
+		<-done
+	}()
+	<-w.ready
 	if w.status != http.StatusOK {
-		return -1, &QueryError{Status: w.status, Message: strings.TrimSpace(w.body.String())}
+		msg, _ := io.ReadAll(io.LimitReader(pr, 64<<10))
+		return -1, &QueryError{Status: w.status, Message: strings.TrimSpace(string(msg))}
 	}
 	total := -1
 	if v := w.header.Get("X-Records"); v != "" {
@@ -114,10 +207,7 @@ func (a inProcess) Query(ctx context.Context, req Request, fn func(json.RawMessa
 			total = n
 		}
 	}
-	if req.ASTOnly {
-		return total, fn(json.RawMessage(w.body.Bytes()))
-	}
-	return total, eachRow(&w.body, fn)
+	return total, fn(pr)
 }
 
 // eachRow calls fn with each element of a JSON array.

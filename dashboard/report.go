@@ -1,19 +1,41 @@
 package dashboard
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 var hashPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
-// maxReportRows bounds the events and the logs a report page shows (the
-// events explorer pages through the rest), so that a huge report stays
-// a page of reasonable size.
-const maxReportRows = 1000
+// maxReportRows bounds the events, the logs and the metrics a report page
+// shows (the events explorer pages through the rest, the JSON endpoints
+// have them all), and maxShownText the text of one message or value, so
+// that a huge report stays a page of a few megabytes.
+const (
+	maxReportRows = 1000
+	maxShownText  = 4096
+)
+
+// cutText shortens s to about maxShownText bytes (at a character
+// boundary), saying how long it was; the copy lets a long original go.
+func cutText(s string) (string, bool) {
+	if len(s) <= maxShownText {
+		return s, false
+	}
+	i := maxShownText
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return strings.Clone(s[:i]) + sprintf(" … (%d bytes in all)", len(s)), true
+}
 
 type logEntry struct {
 	Level   string   `json:"level"`
@@ -93,8 +115,11 @@ type reportData struct {
 	Times                                                             []timeBar
 	TimesHeight                                                       int
 	TotalTime                                                         float64
-	EventsTotal, LogsTotal                                            int
+	EventsTotal, LogsTotal, MetricsTotal, MetricsShown                int
+	MaxRows, MaxText                                                  int
 	AllEvents                                                         string
+	// TextCut: some message or value is shown cut to maxShownText bytes.
+	TextCut bool
 }
 
 func itoa(n int64) string { return sprintf("%d", n) }
@@ -107,51 +132,50 @@ func (d *Dashboard) report(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	type rep struct {
-		Certname        string      `json:"certname"`
-		Status          *string     `json:"status"`
-		Environment     string      `json:"environment"`
-		ConfigVersion   string      `json:"configuration_version"`
-		PuppetVersion   string      `json:"puppet_version"`
-		Start           string      `json:"start_time"`
-		End             string      `json:"end_time"`
-		Producer        string      `json:"producer_timestamp"`
-		Receive         string      `json:"receive_time"`
-		TransactionUUID *string     `json:"transaction_uuid"`
-		CatalogUUID     *string     `json:"catalog_uuid"`
-		CachedCatalog   *string     `json:"cached_catalog_status"`
-		CodeID          *string     `json:"code_id"`
-		JobID           *string     `json:"job_id"`
-		Type            string      `json:"type"`
-		ProducerName    *string     `json:"producer"`
-		Noop            *bool       `json:"noop"`
-		NoopPending     *bool       `json:"noop_pending"`
-		ReportFormat    int         `json:"report_format"`
-		Metrics         metricsBlob `json:"metrics"`
-		Logs            struct {
-			Data []logEntry `json:"data"`
-		} `json:"logs"`
+		Certname        string  `json:"certname"`
+		Status          *string `json:"status"`
+		Environment     string  `json:"environment"`
+		ConfigVersion   string  `json:"configuration_version"`
+		PuppetVersion   string  `json:"puppet_version"`
+		Start           string  `json:"start_time"`
+		End             string  `json:"end_time"`
+		Producer        string  `json:"producer_timestamp"`
+		Receive         string  `json:"receive_time"`
+		TransactionUUID *string `json:"transaction_uuid"`
+		CatalogUUID     *string `json:"catalog_uuid"`
+		CachedCatalog   *string `json:"cached_catalog_status"`
+		CodeID          *string `json:"code_id"`
+		JobID           *string `json:"job_id"`
+		Type            string  `json:"type"`
+		ProducerName    *string `json:"producer"`
+		Noop            *bool   `json:"noop"`
+		NoopPending     *bool   `json:"noop_pending"`
+		ReportFormat    int     `json:"report_format"`
 	}
-	reps, _, err := queryAll[rep](ctx, d.o.API, Request{Query: from("reports",
-		[]any{"certname", "status", "environment", "configuration_version", "puppet_version", "start_time", "end_time",
-			"producer_timestamp", "receive_time", "transaction_uuid", "catalog_uuid", "cached_catalog_status", "code_id",
-			"job_id", "type", "producer", "noop", "noop_pending", "report_format", "metrics", "logs"},
-		[]any{"=", "hash", hash})})
+	var x rep
+	docs, found, err := readReport(ctx, d.o.API, hash, &x)
 	if err != nil {
 		d.fail(w, r, 500, err)
 		return
 	}
-	if len(reps) == 0 {
+	if !found {
 		d.fail(w, r, http.StatusNotFound, notFound("no report %s", hash))
 		return
 	}
-	x := reps[0]
 	data := &reportData{Hash: hash, Certname: x.Certname, Status: str(x.Status), Environment: x.Environment,
 		ConfigVersion: x.ConfigVersion, PuppetVersion: x.PuppetVersion, Start: x.Start, End: x.End, Producer: x.Producer,
 		Receive: x.Receive, TransactionUUID: str(x.TransactionUUID), CatalogUUID: str(x.CatalogUUID),
 		CachedCatalog: str(x.CachedCatalog), CodeID: str(x.CodeID), JobID: str(x.JobID), Type: x.Type,
 		Producer2: str(x.ProducerName), Noop: x.Noop, NoopPending: x.NoopPending, ReportFormat: x.ReportFormat,
-		Logs: x.Logs.Data, Metrics: map[string][]metricRow{}}
-	for _, m := range x.Metrics.Data {
+		Logs: docs.logs, Metrics: map[string][]metricRow{}, TextCut: docs.cut,
+		MetricsShown: len(docs.metrics), MaxRows: maxReportRows, MaxText: maxShownText}
+	if docs.logsTotal > len(docs.logs) {
+		data.LogsTotal = docs.logsTotal
+	}
+	if docs.metricsTotal > len(docs.metrics) {
+		data.MetricsTotal = docs.metricsTotal
+	}
+	for _, m := range docs.metrics {
 		if _, ok := data.Metrics[m.Category]; !ok {
 			data.Categories = append(data.Categories, m.Category)
 		}
@@ -197,12 +221,194 @@ func (d *Dashboard) report(w http.ResponseWriter, r *http.Request) {
 	}
 	for i := range evs {
 		evs[i].prepare()
+		var c1, c2, c3 bool
+		evs[i].Old, c1 = cutText(evs[i].Old)
+		evs[i].New, c2 = cutText(evs[i].New)
+		if evs[i].Message != nil {
+			var m string
+			m, c3 = cutText(*evs[i].Message)
+			evs[i].Message = &m
+		}
+		evs[i].OldValue, evs[i].NewValue = nil, nil
+		data.TextCut = data.TextCut || c1 || c2 || c3
 	}
 	data.Events, data.EventsTotal = evs, evTotal
 	data.AllEvents = link(Prefix+"events", "report", hash)
-	if len(data.Logs) > maxReportRows {
-		data.LogsTotal = len(data.Logs)
-		data.Logs = data.Logs[:maxReportRows]
-	}
 	d.render(w, r, "report", "Report of "+x.Certname, data)
+}
+
+// reportDocs is what a report page shows of a report's logs and metrics.
+type reportDocs struct {
+	logs                    []logEntry
+	metrics                 []metricEntry
+	logsTotal, metricsTotal int
+	cut                     bool // some log message was cut
+}
+
+type metricEntry struct {
+	Category string  `json:"category"`
+	Name     string  `json:"name"`
+	Value    float64 `json:"value"`
+}
+
+// readReport reads the report hash into x (its fields but logs and
+// metrics), keeping of its logs and metrics the first maxReportRows and
+// of each log message maxShownText bytes. With a Streamer API the answer
+// is read as it is written, so that a report of hundreds of megabytes of
+// logs costs the page about what it shows.
+func readReport(ctx context.Context, api API, hash string, x any) (reportDocs, bool, error) {
+	var docs reportDocs
+	req := Request{Query: from("reports",
+		[]any{"certname", "status", "environment", "configuration_version", "puppet_version", "start_time", "end_time",
+			"producer_timestamp", "receive_time", "transaction_uuid", "catalog_uuid", "cached_catalog_status", "code_id",
+			"job_id", "type", "producer", "noop", "noop_pending", "report_format", "metrics", "logs"},
+		[]any{"=", "hash", hash})}
+	found := false
+	read := func(r io.Reader) error {
+		dec := json.NewDecoder(r)
+		dec.UseNumber()
+		if err := expectDelim(dec, '['); err != nil {
+			return err
+		}
+		if !dec.More() {
+			return nil
+		}
+		found = true
+		if err := expectDelim(dec, '{'); err != nil {
+			return err
+		}
+		fields := map[string]json.RawMessage{}
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			switch key, _ := t.(string); key {
+			case "logs":
+				err = eachDocRow(dec, func() error {
+					if docs.logsTotal++; len(docs.logs) >= maxReportRows {
+						return skipValue(dec)
+					}
+					var l logEntry
+					if err := dec.Decode(&l); err != nil {
+						return err
+					}
+					var cut bool
+					l.Message, cut = cutText(l.Message)
+					docs.cut = docs.cut || cut
+					docs.logs = append(docs.logs, l)
+					return nil
+				})
+			case "metrics":
+				err = eachDocRow(dec, func() error {
+					if docs.metricsTotal++; len(docs.metrics) >= maxReportRows {
+						return skipValue(dec)
+					}
+					var m metricEntry
+					if err := dec.Decode(&m); err != nil {
+						return err
+					}
+					docs.metrics = append(docs.metrics, m)
+					return nil
+				})
+			default:
+				var v json.RawMessage
+				err = dec.Decode(&v)
+				fields[key] = v
+			}
+			if err != nil {
+				return err
+			}
+		}
+		b, err := json.Marshal(fields)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, x)
+	}
+	var err error
+	if s, ok := api.(Streamer); ok {
+		_, err = s.QueryStream(ctx, req, read)
+	} else {
+		_, err = api.Query(ctx, req, func(row json.RawMessage) error {
+			if found {
+				return nil
+			}
+			return read(bytes.NewReader(append(append([]byte{'['}, row...), ']')))
+		})
+	}
+	return docs, found, err
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := t.(json.Delim); !ok || d != want {
+		return fmt.Errorf("report answer: expected %v, got %v", want, t)
+	}
+	return nil
+}
+
+// eachDocRow reads a report document ({"href": ..., "data": [rows]}, or
+// null) calling row with the decoder before each row of data.
+func eachDocRow(dec *json.Decoder, row func() error) error {
+	t, err := dec.Token()
+	if err != nil || t == nil {
+		return err
+	}
+	if d, ok := t.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("report answer: a document is %v", t)
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if k != "data" {
+			if err := skipValue(dec); err != nil {
+				return err
+			}
+			continue
+		}
+		t, err := dec.Token()
+		if err != nil || t == nil {
+			return err
+		}
+		if d, ok := t.(json.Delim); !ok || d != '[' {
+			return fmt.Errorf("report answer: a document's data is %v", t)
+		}
+		for dec.More() {
+			if err := row(); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil { // ]
+			return err
+		}
+	}
+	_, err = dec.Token() // }
+	return err
+}
+
+// skipValue reads past the next value a token at a time, holding no more
+// than one token.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('['), json.Delim('{'):
+			depth++
+		case json.Delim(']'), json.Delim('}'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }
