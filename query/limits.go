@@ -27,8 +27,11 @@ const (
 	// MaxQueryDepth bounds how deeply the arrays of a query nest
 	// (["not", ["=", "certname", "a"]] is 2 deep; a subquery
 	// ["in", f, ["extract", f, ["select_reports", q]]] adds 3 to the
-	// depth of q).
-	MaxQueryDepth = 32
+	// depth of q, ["subquery", "reports", q] adds 1). SQLite counts the
+	// depth of a subquery's SQL again for every query around it: within
+	// this depth and MaxQueryClauses, no query comes near its limit of
+	// 1000.
+	MaxQueryDepth = 16
 	// MaxInValues bounds the values listed in the ["array", [...]]
 	// targets of "in", over the whole query (PuppetDB's clients send a
 	// few thousand certnames this way).

@@ -52,8 +52,8 @@ func TestQueryLimits(t *testing.T) {
 		{"group_by", "events", `["extract",[["function","count"],"certname"],["group_by",` + jsonList(600, func(int) any { return "certname" })[1:] + `]`, 0, "more than the limit of 500"},
 		{"extract", "events", `["extract",` + jsonList(600, func(int) any { return "certname" }) + `]`, 0, "more than the limit of 500"},
 		{"depth at the limit", "events", nested(query.MaxQueryDepth-1, eq), 0, ""},
-		{"depth past the limit", "events", nested(query.MaxQueryDepth, eq), 0, "nest more than 32 levels"},
-		{"subqueries", "events", strings.Repeat(`["subquery","reports",`, 40) + `["=","status","failed"]` + strings.Repeat(`]`, 40), 0, "nest more than 32 levels"},
+		{"depth past the limit", "events", nested(query.MaxQueryDepth, eq), 0, "nest more than 16 levels"},
+		{"subqueries", "events", strings.Repeat(`["subquery","reports",`, 40) + `["=","status","failed"]` + strings.Repeat(`]`, 40), 0, "nest more than 16 levels"},
 		{"in values at the limit", "events", `["in","certname",["array",` + jsonList(query.MaxInValues, func(i int) any { return fmt.Sprint("h", i) }) + `]]`, 0, ""},
 		{"in values past the limit", "events", `["or",["in","certname",["array",` + jsonList(6000, func(i int) any { return fmt.Sprint("h", i) }) + `]],` +
 			`["in","line",["array",` + jsonList(6000, func(i int) any { return i }) + `]]]`, 0, `its "in" arrays list 12000 values, more than the limit of 10000`},
@@ -109,12 +109,12 @@ func TestQueryLimitsEveryEntryPoint(t *testing.T) {
 	_, err = query.CompileRoot(testcorpus.JSON(t, `["from","reports",`+orOf(600)+`]`), &query.Options{})
 	checkLimitErr(t, "root", err, "more than the limit of 500")
 
-	big := testcorpus.JSON(t, nested(40, `["=","certname","a"]`))
+	big := testcorpus.JSON(t, nested(20, `["=","certname","a"]`))
 	_, err = query.CompileEventCounts(&query.Options{Query: big, SummarizeBy: "certname"}, false)
 	checkLimitErr(t, "event counts", err, "nested too deeply")
 	_, err = query.CompileAggregate(&query.Options{Query: big, SummarizeBy: "certname"}, false)
 	checkLimitErr(t, "aggregate event counts", err, "nested too deeply")
-	_, err = query.CompileEventCounts(&query.Options{SummarizeBy: "certname", CountsFilter: testcorpus.JSON(t, nested(40, `[">","failures",0]`))}, false)
+	_, err = query.CompileEventCounts(&query.Options{SummarizeBy: "certname", CountsFilter: testcorpus.JSON(t, nested(20, `[">","failures",0]`))}, false)
 	checkLimitErr(t, "counts_filter", err, "nested too deeply")
 	_, err = query.Compile(query.Nodes, testcorpus.JSON(t, orOf(600)), &query.Options{})
 	checkLimitErr(t, "Compile", err, "more than the limit of 500")

@@ -790,7 +790,7 @@ func (b *builder) join(xs []query.Expr, sep string, node *query.Cmp) (string, er
 
 // maxFlat is the longest list of AND or OR terms rendered as one flat
 // list.
-const maxFlat = 8
+const maxFlat = 4
 
 // balanced joins parts with sep, in parentheses. A longer list than
 // maxFlat is split into halves, recursively, each in its own parentheses:

@@ -278,7 +278,7 @@ func TestLongListsBalanced(t *testing.T) {
 	}
 	for _, c := range []struct {
 		n, maxDepth, maxChain int
-	}{{3, 2, 3}, {8, 2, 8}, {499, 9, 8}} {
+	}{{3, 2, 3}, {4, 2, 4}, {499, 9, 4}} {
 		terms := make([]string, c.n)
 		for i := range terms {
 			terms[i] = fmt.Sprintf(`["=","status","s%d"]`, i)
