@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"modernc.org/sqlite"
 
@@ -67,7 +70,7 @@ func text(v driver.Value) (string, bool) {
 }
 
 // fnRegexp(pattern, value): NULL when value is NULL.
-func fnRegexp(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+func fnRegexp(fc *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 	p, ok := text(args[0])
 	if !ok {
 		return nil, errors.New("regexp: pattern must be text")
@@ -83,10 +86,63 @@ func fnRegexp(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, err
 	if err != nil {
 		return nil, err
 	}
-	if re.MatchString(s) {
-		return int64(1), nil
+	return match(re, s, fc)
+}
+
+// longValue is the length from which a value is matched so that its
+// query's deadline can stop the match.
+const longValue = 4096
+
+// match matches re against s. Go's matcher may cost the pattern's size for
+// every byte of s, and a call cannot be interrupted from outside: so a
+// literal pattern is searched for as a string (linear), and a long value
+// is fed to the matcher by a reader that ends it when the query's context
+// ends (the call then fails with errInterrupted).
+func match(re *regexp.Regexp, s string, fc *sqlite.FunctionContext) (driver.Value, error) {
+	if lit, complete := re.LiteralPrefix(); complete {
+		return boolValue(strings.Contains(s, lit)), nil
 	}
-	return int64(0), nil
+	if len(s) < longValue {
+		return boolValue(re.MatchString(s)), nil
+	}
+	w := callWatch(fc)
+	if w == nil {
+		return boolValue(re.MatchString(s)), nil
+	}
+	r := &watchedReader{s: s, w: w}
+	m := re.MatchReader(r)
+	if r.stopped {
+		return nil, errInterrupted
+	}
+	return boolValue(m), nil
+}
+
+func boolValue(b bool) driver.Value {
+	if b {
+		return int64(1)
+	}
+	return int64(0)
+}
+
+// watchedReader reads a string rune by rune until its watch's query is
+// interrupted, when it reads as ended.
+type watchedReader struct {
+	s       string
+	i, n    int
+	w       *watch
+	stopped bool
+}
+
+func (r *watchedReader) ReadRune() (rune, int, error) {
+	if r.n++; r.n&1023 == 0 && r.w.interrupted.Load() {
+		r.stopped = true
+	}
+	if r.stopped || r.i >= len(r.s) {
+		return 0, 0, io.EOF
+	}
+	c, size := utf8.DecodeRuneInString(r.s[r.i:])
+	r.i += size
+	return c, size, nil
 }
 
 // fnPathKey turns a JSON array of strings into a blob that sorts bytewise

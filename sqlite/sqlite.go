@@ -163,9 +163,16 @@ func (db *DB) Ping(ctx context.Context) error { return db.reader.PingContext(ctx
 
 // Snapshot implements store.Backend.
 func (db *DB) Snapshot(ctx context.Context, fn func(store.Querier) error) error {
-	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	conn, err := db.reader.Conn(ctx)
 	if err != nil {
 		return err
+	}
+	defer conn.Close()
+	w := watchConn(ctx, conn)
+	defer w.release()
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return queryError(ctx, err)
 	}
 	defer tx.Rollback()
 	return fn(querier{tx})
@@ -173,11 +180,21 @@ func (db *DB) Snapshot(ctx context.Context, fn func(store.Querier) error) error 
 
 // Query implements store.Querier for a single statement.
 func (db *DB) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
-	rows, err := db.reader.QueryContext(ctx, st.SQL, st.Args...)
+	conn, err := db.reader.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return sqlRows{rows}, nil
+	w := watchConn(ctx, conn)
+	rows, err := conn.QueryContext(ctx, st.SQL, st.Args...)
+	if err != nil {
+		w.release()
+		conn.Close()
+		return nil, queryError(ctx, err)
+	}
+	return &sqlRows{Rows: rows, ctx: ctx, release: func() {
+		w.release()
+		conn.Close()
+	}}, nil
 }
 
 type querier struct{ tx *sql.Tx }
@@ -185,16 +202,30 @@ type querier struct{ tx *sql.Tx }
 func (q querier) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
 	rows, err := q.tx.QueryContext(ctx, st.SQL, st.Args...)
 	if err != nil {
-		return nil, err
+		return nil, queryError(ctx, err)
 	}
-	return sqlRows{rows}, nil
+	return &sqlRows{Rows: rows, ctx: ctx}, nil
 }
 
-type sqlRows struct{ *sql.Rows }
+// sqlRows are the rows of a read statement; release, when set, gives back
+// the connection they hold.
+type sqlRows struct {
+	*sql.Rows
+	ctx     context.Context
+	release func()
+}
 
-func (r sqlRows) Close() { r.Rows.Close() }
+func (r *sqlRows) Close() {
+	r.Rows.Close()
+	if r.release != nil {
+		r.release()
+		r.release = nil
+	}
+}
 
-func (r sqlRows) NumColumns() int {
+func (r *sqlRows) Err() error { return queryError(r.ctx, r.Rows.Err()) }
+
+func (r *sqlRows) NumColumns() int {
 	cols, _ := r.Rows.Columns()
 	return len(cols)
 }
