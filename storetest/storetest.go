@@ -55,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("LatestOfNode", func(t *testing.T) { RunLatestOfNode(t, open) })
 	t.Run("DistinctCounts", func(t *testing.T) { RunDistinctCounts(t, open) })
 	t.Run("LongValues", func(t *testing.T) { RunLongValues(t, open) })
+	t.Run("QueryLimits", func(t *testing.T) { RunQueryLimits(t, open) })
 }
 
 // Served reports whether a conformance case group (the "endpoint" field of
