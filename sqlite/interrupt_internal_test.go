@@ -246,3 +246,21 @@ func TestQueriesAtTheLimitsFitSQLite(t *testing.T) {
 		}
 	}
 }
+
+// TestUnclosedRowsGiveBackTheirConnection: rows a caller never closes
+// give their connection back when their context ends, as database/sql's
+// own do.
+func TestUnclosedRowsGiveBackTheirConnection(t *testing.T) {
+	db := openDB(t)
+	db.reader.SetMaxOpenConns(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := db.Query(ctx, stmt(`SELECT 1 UNION ALL SELECT 2`)); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	within(t, 20*time.Second, "the next query on the only connection", func() {
+		if err := drain(db.Query(context.Background(), stmt(`SELECT 1`))); err != nil {
+			t.Error(err)
+		}
+	})
+}

@@ -191,9 +191,19 @@ func (db *DB) Query(ctx context.Context, st store.Statement) (store.Rows, error)
 		conn.Close()
 		return nil, queryError(ctx, err)
 	}
+	// The connection goes back when the rows are closed, or when the
+	// context ends if they never are (as database/sql then closes them).
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			w.release()
+			conn.Close()
+		})
+	}
+	stop := context.AfterFunc(ctx, release)
 	return &sqlRows{Rows: rows, ctx: ctx, release: func() {
-		w.release()
-		conn.Close()
+		stop()
+		release()
 	}}, nil
 }
 
