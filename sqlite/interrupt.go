@@ -62,6 +62,9 @@ func watchConn(ctx context.Context, conn *sql.Conn) *watch {
 // interrupt stops what runs on the watched connection, unless the query
 // is over (the connection may then already serve another).
 func (w *watch) interrupt() {
+	if w == nil {
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.armed {

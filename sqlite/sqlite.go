@@ -200,7 +200,10 @@ func (db *DB) Query(ctx context.Context, st store.Statement) (store.Rows, error)
 			conn.Close()
 		})
 	}
-	stop := context.AfterFunc(ctx, release)
+	stop := context.AfterFunc(ctx, func() {
+		w.interrupt() // before the watch ends: the rows may be mid-step
+		release()
+	})
 	return &sqlRows{Rows: rows, ctx: ctx, release: func() {
 		stop()
 		release()
