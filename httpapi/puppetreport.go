@@ -25,7 +25,7 @@ func (s *Server) handlePuppetReport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &reportdb.Error{Code: reportdb.EUNSUPPORTED, Message: "content type " + mt + " not supported"})
 		return
 	}
-	body, err := s.readBody(r)
+	body, err := s.readJSONBody(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -36,6 +36,11 @@ func (s *Server) readParams(r *http.Request) ([]param, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := chargeJSON(r, body, MaxQueryBodyValues, func(n int) error {
+		return reportdb.Errorf(reportdb.EINVALID, "The query body has about %d JSON values (arrays, objects, keys and scalars); the limit is %d", n, MaxQueryBodyValues)
+	}); err != nil {
+		return nil, err
+	}
 	params, err := parseBody(body)
 	if err != nil {
 		return nil, err
@@ -47,6 +52,11 @@ func (s *Server) readParams(r *http.Request) ([]param, error) {
 	}
 	return params, nil
 }
+
+// MaxQueryBodyValues bounds the JSON values of a POSTed query body, well
+// above what the query limits (query.MaxInValues, query.MaxQueryClauses)
+// accept, so that a body of tiny values is refused before it is parsed.
+const MaxQueryBodyValues = 200_000
 
 // readAll reads at most limit bytes; more is a 413.
 func readAll(r io.Reader, limit int64) ([]byte, error) {

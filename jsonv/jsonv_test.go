@@ -103,3 +103,20 @@ func FuzzParse(f *testing.F) {
 		_ = jsonv.AppendJSONB(nil, v)
 	})
 }
+
+// TestCountValues: the count is never below what Parse allocates, and is
+// exact for the shapes that make parsing expensive (many small scalars).
+func TestCountValues(t *testing.T) {
+	for doc, want := range map[string]int{
+		`0`:                   1,
+		`[0,0,0]`:             4,
+		`{"a":1,"b":[true]}`:  6,
+		`["a,b:c[{", "\\",1]`: 4,
+		`[[],[],{}]`:          7, // 4 values; empty containers count twice
+		`"unterminated`:       1,
+	} {
+		if got := jsonv.CountValues([]byte(doc)); got != want {
+			t.Errorf("CountValues(%s) = %d, want %d", doc, got, want)
+		}
+	}
+}

@@ -213,3 +213,38 @@ func TestCrossOriginSubmissionRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestDenseJSONRefusedBeforeParsing: a body of tiny JSON values, which
+// would take about 35 times its size to parse, is refused before parsing
+// when it holds more values than the limit: a report with 413, a query
+// with 400, each naming the limit; nothing is stored.
+func TestDenseJSONRefusedBeforeParsing(t *testing.T) {
+	backends(t, func(c *serveConfig) { c.MaxBodyBytes = 4 << 20 }, func(t *testing.T, base string) {
+		zeros := func(n int) []byte { return append(append([]byte("["), bytes.Repeat([]byte("0,"), n)...), '0', ']') }
+		report := append(append([]byte(`{"certname":"dense","logs":`), zeros(1<<20)...), '}')
+		for _, target := range []string{"/pdb/cmd/v1?command=store_report&version=8&certname=dense", "/puppet/v3/report/dense", "/reports/upload"} {
+			resp, err := http.Post(base+target, "application/json", bytes.NewReader(report))
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 413 || !strings.Contains(string(msg), "JSON values") {
+				t.Errorf("%s, a report of a million zeros: %d %.200q", target, resp.StatusCode, msg)
+			}
+		}
+		query := append(append([]byte(`{"query":["in","certname",["array",`), zeros(300000)...), "]]}"...)
+		resp, err := http.Post(base+"/pdb/query/v4/nodes", "application/json", bytes.NewReader(query))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(msg), "JSON values") {
+			t.Errorf("a query of 300,000 values: %d %.200q", resp.StatusCode, msg)
+		}
+		if n := countReports(t, http.DefaultClient, base); n != 0 {
+			t.Errorf("stored %d reports", n)
+		}
+	})
+}
