@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -31,6 +32,9 @@ func (s *Server) handleHTTPReport(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.EqualFold(mt, "application/json"):
 		parse = func(b []byte) (any, error) {
+			if err := s.chargeReportJSON(r, b); err != nil {
+				return nil, err
+			}
 			doc, err := jsonv.Parse(b)
 			if err != nil {
 				return nil, reportdb.Invalid("The report is not valid JSON: " + err.Error())
@@ -42,7 +46,10 @@ func (s *Server) handleHTTPReport(w http.ResponseWriter, r *http.Request) {
 			if len(b) > MaxYAMLBytes {
 				return nil, reportdb.Errorf(reportdb.ETOOLARGE, "YAML reports are limited to %d bytes (a YAML parse costs many times its size in memory); send larger reports as JSON", MaxYAMLBytes)
 			}
-			doc, err := puppetreport.ParseYAML(b)
+			doc, err := puppetreport.ParseYAMLLimit(b, s.cfg.MaxBodyBytes)
+			if errors.Is(err, puppetreport.ErrYAMLTooLarge) {
+				return nil, reportdb.Errorf(reportdb.ETOOLARGE, "The report is too large: %v", err)
+			}
 			if err != nil {
 				return nil, reportdb.Invalid("The report is not a valid Puppet YAML report: " + err.Error())
 			}
