@@ -272,3 +272,24 @@ func TestGzipResponses(t *testing.T) {
 		t.Errorf("Vary = %q", r.h.Get("Vary"))
 	}
 }
+
+// TestPagingTooLarge: a limit or offset past what PuppetDB reads (a Java
+// int) says it is too large, where other bad values keep PuppetDB's
+// message.
+func TestPagingTooLarge(t *testing.T) {
+	h := newServer(t)
+	for target, want := range map[string]string{
+		"/pdb/query/v4/events?limit=2147483648":           "Illegal value '2147483648' for :limit; it is too large (the largest limit is 2147483647).",
+		"/pdb/query/v4/events?limit=99999999999999999999": "Illegal value '99999999999999999999' for :limit; it is too large (the largest limit is 2147483647).",
+		"/pdb/query/v4/reports?offset=2147483648":         "Illegal value '2147483648' for :offset; it is too large (the largest offset is 2147483647).",
+		"/pdb/query/v4/events?limit=-2147483649":          "Illegal value '-2147483649' for :limit; expected a positive non-zero integer.",
+		"/pdb/query/v4/events?limit=abc":                  "Illegal value 'abc' for :limit; expected a positive non-zero integer.",
+	} {
+		if r := do(t, h, "GET", target, nil, nil); r.code != 400 || r.body != want {
+			t.Errorf("%s: %d %q, want 400 %q", target, r.code, r.body, want)
+		}
+	}
+	if r := do(t, h, "POST", "/pdb/query/v4/events", []byte(`{"limit":2147483648}`), map[string]string{"Content-Type": "application/json"}); r.code != 400 || !strings.Contains(r.body, "too large") {
+		t.Errorf("POST limit 2147483648: %d %q", r.code, r.body)
+	}
+}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -176,6 +177,9 @@ func parseOptions(k Kind, params []param) (*query.Options, error) {
 	}
 	if p := get["limit"]; p != nil {
 		n, ok := intParam(p)
+		if !ok && overflowsInt32(paramText(p)) {
+			return nil, reportdb.Errorf(reportdb.EINVALID, "Illegal value '%s' for :limit; it is too large (the largest limit is %d).", paramText(p), math.MaxInt32)
+		}
 		if !ok || n < 1 {
 			return nil, reportdb.Errorf(reportdb.EINVALID, "Illegal value '%s' for :limit; expected a positive non-zero integer.", paramText(p))
 		}
@@ -183,6 +187,9 @@ func parseOptions(k Kind, params []param) (*query.Options, error) {
 	}
 	if p := get["offset"]; p != nil {
 		n, ok := intParam(p)
+		if !ok && overflowsInt32(paramText(p)) {
+			return nil, reportdb.Errorf(reportdb.EINVALID, "Illegal value '%s' for :offset; it is too large (the largest offset is %d).", paramText(p), math.MaxInt32)
+		}
 		if !ok || n < 0 {
 			return nil, reportdb.Errorf(reportdb.EINVALID, "Illegal value '%s' for :offset; expected a non-negative integer.", paramText(p))
 		}
@@ -300,6 +307,18 @@ func intParam(p *param) (int64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// overflowsInt32 tells a positive whole number too large for the paging
+// parameters (PuppetDB reads them as Java ints) from text that is not a
+// number at all.
+func overflowsInt32(s string) bool {
+	digits := strings.TrimPrefix(s, "+")
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return err != nil || n > math.MaxInt32
 }
 
 func boolParam(p *param) bool {
