@@ -126,7 +126,7 @@ func (p *parser) extract(pos int) []res {
 			for _, l := range lists {
 				for _, b := range p.optWS(l.end) {
 					if p.lit(b, "]") {
-						out.add(b+1, []any{"extract", l.val})
+						out.add(b+1, []any{"extract", listOf(l.val)})
 					}
 				}
 			}
@@ -188,7 +188,7 @@ func (p *parser) groupBy(pos int) []res {
 	}
 	var out []res
 	for _, l := range p.fieldList(a) {
-		out = append(out, res{l.end, append([]any{"group_by"}, l.val.([]any)...)})
+		out = append(out, res{l.end, append([]any{"group_by"}, listOf(l.val)...)})
 	}
 	return out
 }
@@ -380,7 +380,7 @@ func (p *parser) function(pos int) []res {
 							}
 							for _, d := range p.optWS(c + 1) {
 								for _, sl := range p.stringList(d) {
-									args = append(args, res{sl.end, append([]any{first.val}, sl.val.([]any)...)})
+									args = append(args, res{sl.end, append([]any{first.val}, listOf(sl.val)...)})
 								}
 							}
 						}
@@ -414,14 +414,36 @@ func (p *parser) listTail(out []res, it res, rest func(int) []res) []res {
 		comma = true
 		for _, b := range p.optWS(a + 1) {
 			for _, r := range rest(b) {
-				more = append(more, res{r.end, append([]any{it.val}, r.val.([]any)...)})
+				more = append(more, res{r.end, &cons{it.val, r.val.(*cons)}})
 			}
 		}
 	}
 	if !comma {
-		out = append(out, res{it.end, []any{it.val}})
+		out = append(out, res{it.end, &cons{it.val, nil}})
 	}
 	return append(out, more...)
+}
+
+// cons is a parsed list, shared between the parses that extend it: each
+// parse of `a, b, c` adds a cell in front of the memoised parse of its
+// tail, where copying the tail would take time and memory quadratic in
+// the list's length.
+type cons struct {
+	head any
+	tail *cons
+}
+
+// listOf is the list v (a *cons, or an empty []any) as a new slice.
+func listOf(v any) []any {
+	c, ok := v.(*cons)
+	if !ok {
+		return v.([]any)
+	}
+	var out []any
+	for ; c != nil; c = c.tail {
+		out = append(out, c.head)
+	}
+	return out
 }
 
 // stringList = string {[ws] "," [ws] string}
@@ -592,7 +614,7 @@ func (p *parser) bracketed(pos int, items func(int) []res, wrap func([]any) any)
 		for _, l := range items(a) {
 			for _, b := range p.optWS(l.end) {
 				if p.lit(b, "]") {
-					out = append(out, res{b + 1, wrap(l.val.([]any))})
+					out = append(out, res{b + 1, wrap(listOf(l.val))})
 				}
 			}
 		}
