@@ -57,12 +57,23 @@ const maxYAMLAliasNodes = 100000
 const DefaultYAMLMaxBytes = 64 << 20
 
 // MaxYAMLNodes bounds the nodes (keys, values, list items, collections) of
-// one YAML report, as counted before parsing. The YAML library builds a
-// tree of about 200 bytes a node, so this bounds the memory a parse takes
-// (about 250 MB at the limit) whatever the document's shape: two-byte
-// list items or deep nesting cost what their nodes cost. Real reports
-// have a node every 15 bytes or so (an 8 MiB Puppet report about 400,000).
-const MaxYAMLNodes = 1000000
+// one YAML report, as counted before parsing (yamlNodeBound). The YAML
+// library builds a tree of about 250 bytes a node, so this bounds the
+// memory a parse takes (about 150 MB at the limit) whatever the
+// document's shape: two-byte list items or deep nesting cost what their
+// nodes cost. Real reports count one every 20 bytes or so (an 8 MiB
+// Puppet report, the most the http processor's endpoint takes, about
+// 400,000).
+const MaxYAMLNodes = 600000
+
+// yamlBytesPerNode is what the YAML library's tree costs a node.
+const yamlBytesPerNode = 250
+
+// YAMLParseCost estimates, in one pass without parsing, the memory that
+// parsing data will take, so that callers can budget it first.
+func YAMLParseCost(data []byte) int64 {
+	return int64(yamlNodeBound(data, MaxYAMLNodes+1)) * yamlBytesPerNode
+}
 
 // ErrYAMLTooLarge is what a *YAMLError that exceeds a size limit unwraps to
 // (errors.Is): the report is refused for its size (413), not its content.
@@ -146,7 +157,7 @@ func ParseYAMLLimit(data []byte, maxBytes int64) (any, error) {
 	}
 	if limit := yamlNodeLimit(maxBytes); yamlNodeBound(data, limit) > limit {
 		return nil, &YAMLError{TooLarge: true, Msg: fmt.Sprintf("the YAML report has more than %d nodes (keys, values, list items), "+
-			"the limit for a body limit of %d bytes (a real report has about one node every 15 bytes)", limit, maxBytes)}
+			"the limit for a body limit of %d bytes (a real report has about one every 20 bytes)", limit, maxBytes)}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node

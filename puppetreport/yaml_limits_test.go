@@ -201,7 +201,7 @@ func TestParseYAMLMemory(t *testing.T) {
 		if c.tooLarge != errors.Is(err, puppetreport.ErrYAMLTooLarge) || (!c.tooLarge && err != nil) {
 			t.Errorf("%s: %v", c.name, err)
 		}
-		if c.tooLarge && !strings.Contains(fmt.Sprint(err), "more than 1000000 nodes") {
+		if c.tooLarge && !strings.Contains(fmt.Sprint(err), fmt.Sprintf("more than %d nodes", puppetreport.MaxYAMLNodes)) {
 			t.Errorf("%s: %v, want the node limit named", c.name, err)
 		}
 		if total > c.maxAlloc {
