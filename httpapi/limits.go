@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,9 +48,10 @@ func Limit(h http.Handler, l Limits) http.Handler {
 	if l.MaxQueryBodyBytes <= 0 {
 		l.MaxQueryBodyBytes = DefaultMaxQueryBodyBytes
 	}
-	var slots chan struct{}
+	var slots, smallSlots chan struct{}
 	if l.MaxConcurrentQueries > 0 {
 		slots = make(chan struct{}, l.MaxConcurrentQueries)
+		smallSlots = make(chan struct{}, SmallQuerySlots)
 	}
 	reject := func(w http.ResponseWriter, status int, retry bool, reason, msg string) {
 		if l.OnRejected != nil {
@@ -75,13 +79,15 @@ func Limit(h http.Handler, l Limits) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
+		var body []byte
 		if r.Body != nil && r.Body != http.NoBody {
 			tooLarge := fmt.Sprintf("The request body exceeds the limit of %d bytes", l.MaxQueryBodyBytes)
 			if r.ContentLength > l.MaxQueryBodyBytes {
 				reject(w, http.StatusRequestEntityTooLarge, false, "body_too_large", tooLarge)
 				return
 			}
-			body, err := readLimited(r.Context(), leaseOf(r), r.Body, l.MaxQueryBodyBytes, r.ContentLength)
+			var err error
+			body, err = readLimited(r.Context(), leaseOf(r), r.Body, l.MaxQueryBodyBytes, r.ContentLength)
 			switch {
 			case reportdb.ErrorCode(err) == reportdb.EUNAVAILABLE:
 				reject(w, http.StatusServiceUnavailable, true, "body_budget", reportdb.ErrorMessage(err))
@@ -100,12 +106,25 @@ func Limit(h http.Handler, l Limits) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
+		// a small query may also take the slot kept for small queries
+		var small chan struct{}
+		if isSmallQuery(r, body) {
+			small = smallSlots
+		}
+		var held chan struct{}
 		select {
 		case slots <- struct{}{}:
+			held = slots
+		case small <- struct{}{}:
+			held = small
 		default:
 			t := time.NewTimer(l.QueueWait)
 			select {
 			case slots <- struct{}{}:
+				held = slots
+				t.Stop()
+			case small <- struct{}{}:
+				held = small
 				t.Stop()
 			case <-t.C:
 				reject(w, http.StatusServiceUnavailable, true, "busy", fmt.Sprintf(
@@ -116,9 +135,43 @@ func Limit(h http.Handler, l Limits) http.Handler {
 				return
 			}
 		}
-		defer func() { <-slots }()
+		defer func() { <-held }()
 		h.ServeHTTP(w, r)
 	})
+}
+
+// SmallQuerySlots are kept, beyond max-concurrent-queries, for small
+// queries (isSmallQuery), so that a crowd of heavy queries, each of which
+// may run up to the query timeout, cannot keep a node's page or a
+// certname lookup waiting behind it.
+const SmallQuerySlots = 1
+
+// smallPaths are the endpoints whose answer is bounded by the size of the
+// fleet or of one report, whatever their filter: nodes and environments
+// (one row per node or environment) and one report's documents.
+var smallPaths = []*regexp.Regexp{
+	regexp.MustCompile(`^/pdb/query/v4/(nodes|environments)(/[^/]+)?$`),
+	regexp.MustCompile(`^/pdb/query/v4/reports/[^/]+/(logs|metrics|events)$`),
+}
+
+// isSmallQuery tells a query whose cost is bounded by the fleet's size:
+// an endpoint of smallPaths whose query (in the URL or the body) has no
+// subquery, which could read any entity.
+func isSmallQuery(r *http.Request, body []byte) bool {
+	if !slices.ContainsFunc(smallPaths, func(re *regexp.Regexp) bool { return re.MatchString(r.URL.Path) }) {
+		return false
+	}
+	for _, text := range []string{r.URL.RawQuery, string(body)} {
+		if u, err := url.QueryUnescape(text); err == nil {
+			text = u
+		}
+		for _, sub := range []string{"select_", "subquery", `"from"`} {
+			if strings.Contains(text, sub) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // isQueryPath tells the query endpoints (v4 and v3) from submissions,

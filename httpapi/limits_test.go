@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -78,4 +79,51 @@ func TestURLLimit(t *testing.T) {
 	if resp.StatusCode != 414 || !strings.Contains(string(b), "POST") {
 		t.Errorf("%d %q", resp.StatusCode, b)
 	}
+}
+
+// TestSmallQuerySlot: with every slot taken by heavy queries, a query of
+// a fleet-sized endpoint still gets the slot kept for small queries; a
+// heavy query, or a small endpoint's query with a subquery, waits.
+func TestSmallQuerySlot(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 10)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("block") != "" {
+			entered <- struct{}{}
+			<-release
+		}
+		w.Write([]byte("ok"))
+	})
+	srv := httptest.NewServer(Limit(h, Limits{MaxConcurrentQueries: 1, QueueWait: 200 * time.Millisecond}))
+	defer srv.Close()
+	get := func(path string) int {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); get("/pdb/query/v4/events?block=1") }()
+	<-entered
+	for path, want := range map[string]int{
+		"/pdb/query/v4/events": 503,
+		"/pdb/query/v4/nodes?query=%5B%22%3D%22%2C%22certname%22%2C%22a%22%5D": 200,
+		"/pdb/query/v4/nodes/a.example.com":                                    200,
+		"/pdb/query/v4/environments":                                           200,
+		"/pdb/query/v4/reports/abc/logs":                                       200,
+		"/pdb/query/v4/nodes?query=" + url.QueryEscape(`["in","certname",["extract","certname",["select_events",["~","message","x"]]]]`): 503,
+		"/pdb/query/v4/nodes?query=" + url.QueryEscape(`["subquery","events",["=","status","failure"]]`):                                 503,
+		"/pdb/query/v4/environments/production/events":                                                                                   503,
+	} {
+		if got := get(path); got != want {
+			t.Errorf("%s beside a heavy query holding the only slot: %d, want %d", path, got, want)
+		}
+	}
+	close(release)
+	wg.Wait()
 }

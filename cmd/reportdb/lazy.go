@@ -13,6 +13,7 @@ import (
 
 	"reportdb"
 	"reportdb/engine"
+	"reportdb/httpapi"
 	"reportdb/postgres"
 	"reportdb/query/sqlgen"
 	"reportdb/store"
@@ -213,5 +214,5 @@ func poolSize(cfg *serveConfig) int {
 	if writers <= 0 {
 		writers = (&postgres.DB{}).Writers()
 	}
-	return max(8, querySlots(cfg)+writers+2)
+	return max(8, querySlots(cfg)+httpapi.SmallQuerySlots+writers+2)
 }
