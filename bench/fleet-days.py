@@ -3,7 +3,7 @@
 
     fleet-days.py --nodes 1000 --days 1,7,14 --outdir DIR [--fleet-py PATH]
 
-Generates the fleet of fleet.py (../shared/bench/fleet.py) for the longest
+Generates the fleet of the reference kit's bench/fleet.py for the longest
 window (max(days) x 24h of runs every --interval minutes, ending at --end),
 and writes, for every D in --days, DIR/fleet-<NODES>n-<D>d.jsonl.gz with the
 runs that start in the last D days, plus its manifest
@@ -65,8 +65,8 @@ def main():
     ap.add_argument("--end", default=None, help="fixed end of the window (fleet.py's default)")
     ap.add_argument("--seed", default=None, help="fleet.py's seed (its default)")
     ap.add_argument("--outdir", required=True)
-    ap.add_argument("--fleet-py", default=os.environ.get("FLEET_PY",
-                                                         os.path.join(here, "..", "..", "shared", "bench", "fleet.py")))
+    ap.add_argument("--fleet-py", default=os.environ.get("FLEET_PY", os.path.join(
+        os.environ.get("REPORTDB_SHARED", os.path.join(here, "..", "..", "shared")), "bench", "fleet.py")))
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args()
 

@@ -1,27 +1,35 @@
 #!/usr/bin/env bash
-# days-scaling.sh DATABASE_URL RESULTS_DIR
+# days.sh DATABASE_URL
 #
-# Issue 10: does every query of the bench mix (../shared/bench/queries.py) cost
+# Does every query of the reference kit's query mix (bench/queries.py) cost
 # the same whether 1, 7 or 14 days of reports are kept? For each D in DAYS,
-# this loads the last D days of one fleet (NODES nodes, a run every 30 minutes)
-# into a fresh PostgreSQL database with `reportdb import`, serves it, runs
-# queries.py against it and records p50/p95 per query, the database size per
-# report and the import rate. Then `scripts/plot-days.py RESULTS_DIR --out F.svg`
-# draws it (docs/scaling.md).
+# this loads the last D days of one fleet (NODES nodes, a run every 30
+# minutes) into a fresh PostgreSQL database with `reportdb import` (its peak
+# memory sampled), serves it, runs queries.py against it in ROUNDS rounds
+# that alternate the windows, and records p50/p95 per query, the concurrent
+# mix, the database size per report and the import rate.
+#
+# Writes bench/results/days-<NODES>n.json (the date, machine, commit, and per
+# window the import, sizes, every query's median p50/p95 over the rounds and
+# each round's p50), overwritten by the next run; the raw output (server logs,
+# each round's queries.py JSON) stays in $REPORTDB_BENCH_WORK/days-<NODES>n.
+# `bench/plot-days.py bench/results/days-10000n.json --out docs/p50-days-10k.svg`
+# draws it.
+#
+# The figures of docs/performance.md (10,000 nodes, 1 and 14 days):
+#   NODES=10000 DAYS="1 14" K=30 ROUNDS=6 DURATION=30 bench/days.sh postgres://postgres@127.0.0.1:5432/s10k
 #
 #   DATABASE_URL  PostgreSQL URL whose database name is a prefix: the D-day
 #                 fleet goes into <name>_<D>d (dropped and re-created), e.g.
-#                 postgres://postgres@127.0.0.1:5432/scal_days -> scal_days_1d,
-#                 scal_days_7d, scal_days_14d. The user must be allowed to
-#                 create databases (CHECKPOINT wants a superuser; skipped if not).
-#   RESULTS_DIR   where results go (created): days-<D>/{import.log,queries-<R>.json,
-#                 queries-<R>.txt,run.json,server-<R>.log}, summary.json, summary.csv.
+#                 postgres://postgres@127.0.0.1:5432/days -> days_1d,
+#                 days_7d, days_14d. The user must be allowed to create
+#                 databases (CHECKPOINT wants a superuser; skipped if not).
 #
 # Environment:
 #   DAYS="1 7 14"   windows to measure (the fleet is generated once for the
-#                   longest; see scripts/fleet-days.py: the windows nest exactly)
-#   NODES=1000      fleet size (10000 works too: ~6.7M reports for 14 days)
-#   DATA=${TMPDIR:-/tmp}/reportdb-days   where fleet files are generated and
+#                   longest; see fleet-days.py: the windows nest exactly)
+#   NODES=1000      fleet size (10000: ~6.7M reports for 14 days, 4.6 GB gzipped)
+#   DATA=$REPORTDB_BENCH_WORK/fleets   where fleet files are generated and
 #                   kept (reused when present: 1000 nodes x 14 days is ~0.5 GB gz)
 #   REPORTDB=PATH   the reportdb binary to measure; default: built from SRC
 #   SRC=DIR         a checkout to build the binary from (default: this one)
@@ -30,26 +38,26 @@
 #   ROUNDS=3        query rounds; each round measures every window in turn
 #                   (1, 7, 14, 1, 7, 14, ...); the summary keeps, per query and
 #                   window, the median over rounds of p50 and of p95
-#   DURATION=15     queries.py: seconds of its concurrent phase, in round 1 only
-#                   (0 = skip)
+#   DURATION=15     queries.py: seconds of its concurrent phase (8
+#                   connections), in round 1 only (0 = skip)
 #   IMPORT_FLAGS    extra flags for `reportdb import` (e.g. "--writers 2")
 #   SERVE_FLAGS     extra flags for `reportdb serve`
 #   SKIP_IMPORT=1   keep the databases as they are (already loaded by this
 #                   binary) and only measure the queries again
-#   QUERIES_PY, FLEET_PY   the bench tools (default: ../shared/bench/)
 #   LABEL           a name for this measurement (default: the binary's version)
 #
 # The reports have fixed dates (2026-01-15): the server runs with --report-ttl 0.
 # Nothing else should run on the machine while this measures; the load
-# averages before and after each phase are recorded in run.json so that a
-# noisy run can be recognised.
+# averages before and after each phase are recorded so that a noisy run can
+# be recognised.
 set -euo pipefail
-url=${1:-}; results=${2:-}
-[[ -n "$url" && -n "$results" ]] || { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2; }
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+url=${1:-}
+[[ -n "$url" ]] || { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2; }
+. "$(dirname "$0")/lib.sh"
+need_shared
 DAYS=${DAYS:-1 7 14}
 NODES=${NODES:-1000}
-DATA=${DATA:-${TMPDIR:-/tmp}/reportdb-days}
+DATA=${DATA:-$WORK/fleets}
 SRC=${SRC:-$ROOT}
 PORT=${PORT:-18620}
 K=${K:-20}
@@ -57,10 +65,11 @@ WARMUP=${WARMUP:-3}
 DURATION=${DURATION:-15}
 ROUNDS=${ROUNDS:-3}
 SKIP_IMPORT=${SKIP_IMPORT:-0}
-QUERIES_PY=${QUERIES_PY:-$ROOT/../shared/bench/queries.py}
-FLEET_PY=${FLEET_PY:-$ROOT/../shared/bench/fleet.py}
+QUERIES_PY=$BENCH/queries.py
+FLEET_PY=$BENCH/fleet.py
+results=$WORK/days-${NODES}n
 mkdir -p "$results" "$DATA"
-results=$(cd "$results" && pwd)
+result=$RESULTS/days-${NODES}n.json
 
 base=${url%%\?*}; params=""; [[ "$url" == *\?* ]] && params="?${url#*\?}"
 prefix=${base##*/}
@@ -92,7 +101,7 @@ log "measuring $REPORTDB ($LABEL)"
 # ---- the fleet: every window from one generation
 days_csv=$(echo $DAYS | tr ' ' ',')
 t0=$(now); gen_l0=$(loadavg)
-python3 "$ROOT/scripts/fleet-days.py" --nodes "$NODES" --days "$days_csv" --outdir "$DATA" --fleet-py "$FLEET_PY"
+python3 "$ROOT/bench/fleet-days.py" --nodes "$NODES" --days "$days_csv" --outdir "$DATA" --fleet-py "$FLEET_PY"
 gen_secs=$(since "$t0"); gen_l1=$(loadavg)
 log "fleet ready in ${gen_secs}s (0 when reused)"
 
@@ -124,11 +133,19 @@ for d in $DAYS; do
     t0=$(now); l0=$(loadavg)
     # shellcheck disable=SC2086
     "$REPORTDB" import --database "$db" --progress lines --progress-interval 30s ${IMPORT_FLAGS:-} "$fleet" \
-      > "$out/import.log" 2> "$out/import.progress" || { log "import failed:"; cat "$out/import.log" "$out/import.progress" >&2; exit 1; }
+      > "$out/import.log" 2> "$out/import.progress" &
+    ipid=$!
+    # the import's peak memory (VmHWM, kB), sampled until it exits
+    while kill -0 "$ipid" 2>/dev/null; do
+      awk '/^VmHWM/ {print $2}' "/proc/$ipid/status" 2>/dev/null > "$out/import.vmhwm.new" && [[ -s "$out/import.vmhwm.new" ]] &&
+        mv "$out/import.vmhwm.new" "$out/import.vmhwm"
+      sleep 2
+    done
+    wait "$ipid" || { log "import failed:"; cat "$out/import.log" "$out/import.progress" >&2; exit 1; }
     echo "import $(since "$t0") $l0 $(loadavg)" >> "$phases"
     cat "$out/import.log" >&2
   fi
-  # the same settling as shared/bench/compare.sh before its queries
+  # the same settling as the kit's compare.sh before its queries
   psql -qAt "$db" -c "ANALYZE" >/dev/null
   psql -qAt "$db" -c "CHECKPOINT" >/dev/null 2>&1 || log "CHECKPOINT not allowed; skipped"
   psql -qAt "$db" -c "SELECT pg_database_size(current_database())" > "$out/db_bytes"
@@ -184,9 +201,10 @@ for r in $(seq "$ROUNDS"); do
 done
 
 # ---- summary.json / summary.csv
-python3 - "$results" "$DATA" "$NODES" "$LABEL" "$REPORTDB" "$commit" "$DAYS" "$ROUNDS" <<'EOF'
-import csv, json, os, re, statistics, sys
-results, data, nodes, label, binary, commit, days, rounds = sys.argv[1:]
+commit=${commit:-$(cd "$ROOT" && git describe --always --dirty 2>/dev/null || echo unknown)}
+python3 - "$results" "$DATA" "$NODES" "$LABEL" "$REPORTDB" "$commit" "$DAYS" "$ROUNDS" "$result" <<'EOF'
+import datetime, json, os, platform, re, statistics, sys
+results, data, nodes, label, binary, commit, days, rounds, result = sys.argv[1:]
 days = [int(d) for d in days.split()]
 rounds = int(rounds)
 runs = []
@@ -212,6 +230,9 @@ for d in days:
                    "elapsed": m.group(2), "reports_per_s": int(m.group(3)),
                    "events_per_s": round(man["truth"]["events"] / phases["import"]["seconds"])
                    if "import" in phases else None}
+        hw = os.path.join(out, "import.vmhwm")
+        if os.path.exists(hw):
+            imp["peak_rss_mb"] = round(int(open(hw).read().strip()) / 1000)
     dbb = int(open(os.path.join(out, "db_bytes")).read().strip())
     rels = [dict(zip(("relation", "bytes"), (l.split("\t")[0], int(l.split("\t")[1]))))
             for l in open(os.path.join(out, "relations.tsv")) if l.strip()]
@@ -242,25 +263,11 @@ for d in days:
     }
     json.dump(run, open(os.path.join(out, "run.json"), "w"), indent=1)
     runs.append(run)
-summary = {"label": label, "binary": binary, "commit": commit, "nodes": int(nodes), "days": days,
-           "rounds": rounds, "machine": machine, "runs": runs}
-json.dump(summary, open(os.path.join(results, "summary.json"), "w"), indent=1)
-with open(os.path.join(results, "summary.csv"), "w", newline="") as f:
-    w = csv.writer(f)
-    w.writerow(["days", "query", "p50_ms", "p95_ms", "max_ms", "rows", "ok", "expected", "rounds_p50_ms"])
-    for r in runs:
-        for x in r["queries"]:
-            w.writerow([r["days"], x["name"], round(x["p50_ms"], 3), round(x["p95_ms"], 3), round(x["max_ms"], 3),
-                        x["rows"], x["ok"], "" if x["expect"] is None else x["expect"]["ok"],
-                        " ".join("%.2f" % v for v in x["rounds_p50_ms"])])
-    w.writerow([])
-    w.writerow(["days", "reports", "events", "db_bytes", "db_bytes_per_report", "import_s", "import_reports_per_s",
-                "queries_s", "concurrent_req_per_s"])
-    for r in runs:
-        ph = r["phases"]
-        w.writerow([r["days"], r["reports"], r["events"], r["db_bytes"], r["db_bytes_per_report"],
-                    ph.get("import", {}).get("seconds", ""), (r["import"] or {}).get("reports_per_s", ""),
-                    sum(v["seconds"] for k, v in ph.items() if k.startswith("queries")),
-                    (r["concurrent"] or {}).get("requests_per_s", "")])
-print("days-scaling: wrote %s/summary.json and summary.csv" % results, file=sys.stderr)
+summary = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "machine": machine, "kernel": platform.release(), "commit": commit, "label": label,
+           "binary": os.path.basename(binary), "nodes": int(nodes), "days": days, "rounds": rounds,
+           "runs": [{k: v for k, v in r.items() if k != "relations"} | {"largest_relations": r["relations"][:6]}
+                    for r in runs]}
+json.dump(summary, open(result, "w"), indent=1)
+print("days: wrote %s (raw output in %s)" % (result, results), file=sys.stderr)
 EOF

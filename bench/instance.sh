@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# bench-instance.sh start|stop|restart|pid PORT [--database URL] [--fresh]
+# instance.sh start|stop|restart|pid PORT [--database URL] [--fresh]
 #
-# Runs a reportdb for the shared benchmark harness (../shared/bench/compare.sh):
+# Runs a reportdb for the reference kit's benchmark harness (bench/compare.sh,
+# driven by compare-medium.sh):
 # built from this checkout into $STATE/reportdb, listening on 127.0.0.1:PORT,
 # with its embedded store in $STATE/data or the PostgreSQL database URL.
 # --fresh (with start/restart) empties the store first (drops and recreates the

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """plot-days.py - query latency against days of reports kept, as an SVG.
 
-    plot-days.py RESULTS_DIR [MORE_RESULTS_DIR...] --out FILE.svg [--metric p50|p95]
-    plot-days.py RESULTS_DIR [MORE...] --table          (a Markdown table instead)
+    plot-days.py RESULTS.json [MORE_RESULTS.json...] --out FILE.svg [--metric p50|p95]
+    plot-days.py RESULTS.json [MORE...] --table          (a Markdown table instead)
 
-RESULTS_DIR is what scripts/days-scaling.sh wrote (its summary.json). One line
+RESULTS.json is what bench/days.sh wrote (bench/results/days-<N>n.json). One line
 per query of the bench mix: x = days kept, y = latency in ms (log scale).
 With several result directories (e.g. before and after a change), the first is
 drawn solid and the others dashed / dotted, same colour per query, so each
@@ -194,7 +194,7 @@ def fmt(v):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("results", nargs="+", help="result directories of days-scaling.sh (or their summary.json)")
+    ap.add_argument("results", nargs="+", help="results files of days.sh (or directories holding a summary.json)")
     ap.add_argument("--out", help="SVG file to write")
     ap.add_argument("--metric", choices=["p50", "p95"], default="p50")
     ap.add_argument("--title")

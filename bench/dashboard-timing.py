@@ -6,8 +6,24 @@ the most frequently failing resource), loads each page --warmup times, then
 --runs times over one keep-alive connection, and prints p50/p90 of the time to
 the last byte (loopback: that is the server time plus a few tens of
 microseconds) and the HTML size. Also times /metrics. Python stdlib only.
+
+Writes the table to stdout and to bench/results/dashboard-timing.txt (--out),
+after the date, the machine, the commit and what the server holds.
 """
-import argparse, http.client, json, statistics, sys, time, urllib.parse
+import argparse, datetime, http.client, json, os, platform, statistics, subprocess, sys, time, urllib.parse
+
+
+class Tee:
+    def __init__(self, *files):
+        self.files = files
+
+    def write(self, s):
+        for f in self.files:
+            f.write(s)
+
+    def flush(self):
+        for f in self.files:
+            f.flush()
 
 
 def main():
@@ -15,7 +31,16 @@ def main():
     ap.add_argument("url")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=2)
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--out", default=os.path.join(here, "results", "dashboard-timing.txt"))
     a = ap.parse_args()
+    sys.stdout = Tee(sys.stdout, open(a.out, "w"))
+    commit = subprocess.run(["git", "-C", here, "describe", "--always", "--dirty"],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
+    print("# Dashboard pages: time to the last byte and size (dashboard-timing.py)")
+    print("date:    " + datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    print("machine: %d CPUs, %s" % (os.cpu_count(), platform.platform()))
+    print("code:    checkout %s (the server measured is at %s)" % (commit, a.url))
     u = urllib.parse.urlparse(a.url)
     conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=300)
 
@@ -32,6 +57,8 @@ def main():
             sys.exit(f"API {st}: {body[:300]!r}")
         return json.loads(body)
 
+    print("holds:   %s nodes" % api(["from", "nodes", ["extract", [["function", "count"]]]])[0]["count"])
+    print()
     newest = api(["from", "reports", ["extract", ["certname", "hash", "producer_timestamp"]]],
                  order_by=json.dumps([{"field": "producer_timestamp", "order": "desc"}]), limit=1)[0]
     node = newest["certname"]

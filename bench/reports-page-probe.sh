@@ -6,7 +6,7 @@
 #   HH:MM:SS.mmm), HTTP status (000: no answer) and seconds taken.
 # reports-page-probe.sh --summary FILE
 #   summarises such a file: requests, non-200, p50, p99 and max latency.
-# Used by retention-under-load.sh and docs/scaling/stop45-retention/rewrite-lock.sh.
+# Used by retention-under-load.sh.
 set -euo pipefail
 if [[ ${1:-} == --summary ]]; then
   awk '{n++; if ($2 != "200") bad++; t[n]=$3*1000} END {
