@@ -21,8 +21,8 @@
     if (isNaN(d.getTime())) { return; }
     el.textContent = fmt(d, false).slice(5);
   });
-  var foot = document.querySelector("footer");
-  if (foot && zone) { foot.textContent = "Times are shown in your time zone (" + zone + "). Data from the PuppetDB v4 query API of this server."; }
+  var note = document.getElementById("tz-note");
+  if (note && zone) { note.textContent = "Times are shown in your time zone (" + zone + ")."; }
   // "/" focuses the page's first search field, as on many sites
   document.addEventListener("keydown", function (e) {
     if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey) { return; }
