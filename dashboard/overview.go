@@ -154,10 +154,6 @@ func (d *Dashboard) overviewData(ctx context.Context) (*overviewData, error) {
 	if err != nil {
 		return nil, err
 	}
-	oldest, err := d.newestReport(ctx, "asc")
-	if err != nil {
-		return nil, err
-	}
 	data.Newest = newest
 	if newest == "" {
 		return data, nil
@@ -172,13 +168,22 @@ func (d *Dashboard) overviewData(ctx context.Context) (*overviewData, error) {
 		}
 	}
 	start := end.Add(-span)
-	if t, ok := parseTime(oldest); ok && t.After(start) {
-		start = t.UTC().Truncate(time.Hour)
-	}
-	if data.Chart, err = d.hourChart(ctx, nil, start, end); err != nil {
+	buckets, err := d.hourBuckets(ctx, nil, start, end)
+	if err != nil {
 		return nil, err
 	}
-	data.ChartFrom, data.ChartTo = isoTime(start), isoTime(end)
+	// the chart spans the hours that have reports (a new install's first
+	// hour, reports imported from before the window) when they are fewer
+	// than the window, and at least minChartHours so that one hour still
+	// reads as a bar of an hourly chart
+	first := 0
+	for first < len(buckets) && len(buckets[first]) == 0 {
+		first++
+	}
+	first = max(min(first, len(buckets)-minChartHours), 0)
+	chartStart := start.Add(time.Duration(first) * time.Hour)
+	data.Chart = newChart(chartStart, time.Hour, buckets[first:], chartStatuses, hourLabel)
+	data.ChartFrom, data.ChartTo = isoTime(chartStart), isoTime(end)
 
 	// the most frequently failing resources over the chart's window
 	data.FailingSince = isoTime(start)
@@ -240,11 +245,11 @@ func (d *Dashboard) failing(ctx context.Context, start, end time.Time, limit int
 	return out[:min(limit, len(out))], nil
 }
 
-// hourChart counts reports by hour of producer_timestamp and status in
+// hourBuckets counts reports by hour of producer_timestamp and status in
 // [start, end), optionally filtered (e.g. one node).
-func (d *Dashboard) hourChart(ctx context.Context, filter any, start, end time.Time) (*chart, error) {
+func (d *Dashboard) hourBuckets(ctx context.Context, filter any, start, end time.Time) ([]map[string]int, error) {
 	if filter == nil && d.o.Fleet != nil && d.o.Fleet.Ready() {
-		return newChart(start, time.Hour, d.o.Fleet.HourCounts(start, end), chartStatuses, hourLabel), nil
+		return d.o.Fleet.HourCounts(start, end), nil
 	}
 	hour := []any{"function", "to_string", "producer_timestamp", "YYYY-MM-DD HH24"}
 	type grp struct {
@@ -279,8 +284,11 @@ func (d *Dashboard) hourChart(ctx context.Context, filter any, start, end time.T
 		}
 		buckets[i][s] += g.Count
 	}
-	return newChart(start, time.Hour, buckets, chartStatuses, hourLabel), nil
+	return buckets, nil
 }
+
+// minChartHours is the overview chart's shortest span.
+const minChartHours = 6
 
 var chartStatuses = []string{"failed", "changed", "unchanged", "unknown"}
 

@@ -87,23 +87,47 @@ func newChart(start time.Time, step time.Duration, buckets []map[string]int, ord
 		br.Title = label(at) + ": " + strings.Join(parts, ", ")
 		c.Bars = append(c.Bars, br)
 	}
-	every := 24
-	switch {
-	case n <= 24:
-		every = 3
-	case n <= 72:
-		every = 6
-	case n <= 24*4:
-		every = 12
-	}
-	for i := 0; i < n; i += every {
-		at := start.Add(time.Duration(i) * step)
-		c.Ticks = append(c.Ticks, tick{X: fmtF(float64(i) * bw), Time: isoTime(at), Label: at.UTC().Format("01-02 15:00")})
-	}
+	c.Ticks = ticks(start, step, n, bw)
 	for _, s := range order {
 		if totals[s] > 0 || s != "unknown" {
 			c.Legend = append(c.Legend, legend{Status: s, Class: funcs["statusClass"].(func(string) string)(s), Count: totals[s]})
 		}
 	}
 	return c
+}
+
+// minTickGap is the least distance between two axis labels in viewBox
+// units: a label ("01-02 15:00", 11 characters of 11 px) is about 70 wide.
+const minTickGap = 100
+
+// tickSteps are the label intervals, in buckets, from which ticks picks the
+// smallest that keeps labels minTickGap apart: 1, 2, 3, 6 or 12 hours, then
+// whole days.
+var tickSteps = []int{1, 2, 3, 6, 12, 24, 48, 72, 96, 168, 336, 720}
+
+// ticks labels the buckets that start on a multiple of the step (hours of
+// the day in UTC, midnights for days), leaving out a label that would run
+// past the right edge.
+func ticks(start time.Time, step time.Duration, n int, bw float64) []tick {
+	every := tickSteps[len(tickSteps)-1]
+	for _, e := range tickSteps {
+		if float64(e)*bw >= minTickGap {
+			every = e
+			break
+		}
+	}
+	var out []tick
+	for i := 0; i < n; i++ {
+		at := start.Add(time.Duration(i) * step)
+		// the step counts buckets: align on their count since the epoch
+		if int(at.Unix()/int64(step/time.Second))%every != 0 {
+			continue
+		}
+		x := float64(i) * bw
+		if x+minTickGap*0.7 > float64(n)*bw {
+			break
+		}
+		out = append(out, tick{X: fmtF(x), Time: isoTime(at), Label: at.UTC().Format("01-02 15:00")})
+	}
+	return out
 }
