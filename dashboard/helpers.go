@@ -3,6 +3,7 @@ package dashboard
 import (
 	"fmt"
 	"html/template"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -48,23 +49,64 @@ var funcs = template.FuncMap{
 		}
 		return "st-other"
 	},
-	"add":        func(a, b int) int { return a + b },
-	"pathEscape": url.PathEscape,
-	"seconds": func(f float64) string {
-		if f < 10 {
-			return strconv.FormatFloat(f, 'f', 2, 64) + " s"
-		}
-		return strconv.FormatFloat(f, 'f', 1, 64) + " s"
-	},
-	"json":   func(v string) string { return v },
-	"join":   strings.Join,
-	"isTrue": func(p *bool) bool { return p != nil && *p },
+	"add":         func(a, b int) int { return a + b },
+	"pathEscape":  url.PathEscape,
+	"duration":    duration,
+	"metricValue": metricValue,
+	"json":        func(v string) string { return v },
+	"join":        strings.Join,
+	"isTrue":      func(p *bool) bool { return p != nil && *p },
 	"deref": func(p *string) string {
 		if p == nil {
 			return ""
 		}
 		return *p
 	},
+}
+
+// duration shows seconds with three significant digits in a unit that
+// keeps them short: Puppet times resources in microseconds and whole runs
+// in minutes.
+func duration(s float64) string {
+	switch {
+	case s <= 0 || math.IsNaN(s):
+		return "0 s"
+	case s < 0.001:
+		return strconv.FormatFloat(s*1000, 'g', 2, 64) + " ms"
+	case s < 1:
+		return fixed3(s*1000) + " ms"
+	case s < 60:
+		return fixed3(s) + " s"
+	case s < 3600:
+		m := int(s / 60)
+		return sprintf("%d min %d s", m, int(math.Round(s-float64(m)*60)))
+	}
+	h := int(s / 3600)
+	return sprintf("%d h %02d min", h, int(math.Round((s-float64(h)*3600)/60)))
+}
+
+// fixed3 shows a number from 1 to 1000 with three significant digits.
+func fixed3(f float64) string {
+	switch {
+	case f < 10:
+		return strconv.FormatFloat(f, 'f', 2, 64)
+	case f < 100:
+		return strconv.FormatFloat(f, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(f, 'f', 0, 64)
+}
+
+// metricValue shows a report metric: a duration in the time category,
+// counts as integers, anything else with at most six significant digits
+// (metrics are floats, and sums of floats carry binary noise).
+func metricValue(category string, v float64) string {
+	if category == "time" {
+		return duration(v)
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
 // link builds a dashboard URL with non-empty parameters.

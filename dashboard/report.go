@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -97,9 +98,108 @@ type metricRow struct {
 	Value          float64
 }
 
+// timeBar is a row of a report's time breakdown: a bar, or the heading
+// of a group of bars.
 type timeBar struct {
 	Name, W, Y, LabelY string
 	Value              float64
+	Class              string
+	Heading            bool
+	// Outside: the time is longer than Puppet's total, so not part of it.
+	Outside bool
+}
+
+// puppetPhases are the times Puppet records for the phases of a run, in
+// the order they happen (Puppet::Configurer and Puppet::Application::Apply
+// add them to the report); every other time metric is the evaluation time
+// of one resource type, all inside transaction_evaluation.
+var puppetPhases = []string{"startup_time", "fact_generation", "plugin_sync", "node_retrieval", "config_retrieval",
+	"convert_catalog", "transaction_evaluation", "catalog_application"}
+
+// agentPhases are recorded by puppet agent only: puppet apply computes its
+// facts and compiles its catalog before the part of the run it times, and
+// syncs no plugins.
+var agentPhases = []string{"startup_time", "fact_generation", "plugin_sync", "node_retrieval"}
+
+// runCommand names the Puppet command that made a report. PuppetDB's type
+// is "agent" for both puppet agent and puppet apply, and its wire format
+// has no server_used: the time metrics tell them apart (see agentPhases).
+// Without time metrics, or with some of them not read, it says nothing.
+func runCommand(typ string, times []metricRow, allRead bool) string {
+	if typ != "" && typ != "agent" {
+		return typ
+	}
+	if len(times) == 0 || !allRead {
+		return ""
+	}
+	for _, m := range times {
+		for _, p := range agentPhases {
+			if m.Name == p {
+				return "puppet agent"
+			}
+		}
+	}
+	return "puppet apply"
+}
+
+// timeBreakdown lays out the time metrics on one scale: Puppet's total,
+// the phases of the run in order, then the resource types, largest first.
+// A phase longer than the total is marked: puppet apply's catalog
+// compilation (config_retrieval) happens before the run its total times.
+func (d *reportData) timeBreakdown(times []metricRow) {
+	var phases, types []metricRow
+	total, hasTotal := 0.0, false
+	scale := 0.0
+	for _, m := range times {
+		scale = max(scale, m.Value)
+		switch {
+		case m.Name == "total":
+			total, hasTotal = m.Value, true
+		case slices.Contains(puppetPhases, m.Name):
+			phases = append(phases, m)
+		default:
+			types = append(types, m)
+		}
+	}
+	if len(times) == 0 {
+		return
+	}
+	d.TotalTime, d.HasTotal = total, hasTotal
+	sort.SliceStable(phases, func(i, j int) bool {
+		return slices.Index(puppetPhases, phases[i].Name) < slices.Index(puppetPhases, phases[j].Name)
+	})
+	sort.SliceStable(types, func(i, j int) bool { return types[i].Value > types[j].Value })
+	y := 0
+	add := func(b timeBar) {
+		b.Y, b.LabelY = fmtF(float64(y)), fmtF(float64(y)+13)
+		if !b.Heading {
+			wd := 0.0
+			if scale > 0 {
+				wd = 600 * b.Value / scale
+			}
+			b.W = fmtF(max(wd, 1))
+		}
+		d.Times = append(d.Times, b)
+		y += 20
+	}
+	if hasTotal {
+		add(timeBar{Name: "total", Value: total, Class: "total"})
+	}
+	if len(phases) > 0 {
+		add(timeBar{Name: "phases of the run", Heading: true})
+	}
+	for _, m := range phases {
+		out := hasTotal && m.Value > total
+		d.TimesOutside = d.TimesOutside || out
+		add(timeBar{Name: m.Name, Value: m.Value, Class: "phase", Outside: out})
+	}
+	if len(types) > 0 {
+		add(timeBar{Name: "resources by type", Heading: true})
+	}
+	for _, m := range types {
+		add(timeBar{Name: m.Name, Value: m.Value, Class: "rtype"})
+	}
+	d.TimesHeight = y
 }
 
 type reportData struct {
@@ -115,9 +215,13 @@ type reportData struct {
 	Times                                                             []timeBar
 	TimesHeight                                                       int
 	TotalTime                                                         float64
-	EventsTotal, LogsTotal, MetricsTotal, MetricsShown                int
-	MaxRows, MaxText                                                  int
-	AllEvents                                                         string
+	HasTotal, TimesOutside                                            bool
+	// Command is "puppet agent", "puppet apply", PuppetDB's type when it
+	// is another (a Bolt "plan"), or "" when the report does not tell.
+	Command                                            string
+	EventsTotal, LogsTotal, MetricsTotal, MetricsShown int
+	MaxRows, MaxText                                   int
+	AllEvents                                          string
 	// TextCut: some message or value is shown cut to maxShownText bytes.
 	TextCut bool
 }
@@ -186,29 +290,8 @@ func (d *Dashboard) report(w http.ResponseWriter, r *http.Request) {
 		ms := data.Metrics[c]
 		sort.Slice(ms, func(i, j int) bool { return ms[i].Name < ms[j].Name })
 	}
-	// the time breakdown: one bar per resource type / phase, largest first
-	var times []metricRow
-	for _, m := range data.Metrics["time"] {
-		if m.Name == "total" {
-			data.TotalTime = m.Value
-			continue
-		}
-		times = append(times, m)
-	}
-	sort.Slice(times, func(i, j int) bool { return times[i].Value > times[j].Value })
-	maxT := 0.0
-	for _, m := range times {
-		maxT = max(maxT, m.Value)
-	}
-	for i, m := range times {
-		wd := 0.0
-		if maxT > 0 {
-			wd = 600 * m.Value / maxT
-		}
-		data.Times = append(data.Times, timeBar{Name: m.Name, Value: m.Value, W: fmtF(max(wd, 1)),
-			Y: fmtF(float64(i) * 20), LabelY: fmtF(float64(i)*20 + 13)})
-	}
-	data.TimesHeight = len(times) * 20
+	data.Command = runCommand(x.Type, data.Metrics["time"], docs.metricsTotal <= len(docs.metrics))
+	data.timeBreakdown(data.Metrics["time"])
 
 	evs, evTotal, err := queryAll[eventRow](ctx, d.o.API, Request{Query: from("events",
 		[]any{"status", "timestamp", "resource_type", "resource_title", "property", "old_value", "new_value", "message",
