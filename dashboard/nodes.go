@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -23,6 +24,16 @@ type nodeRow struct {
 	ReportTime  *string `json:"report_timestamp"`
 	Hash        *string `json:"latest_report_hash"`
 	Shown       string  `json:"-"`
+	// Counts and run time of the latest report, from its metrics.
+	Latest *latestCounts `json:"-"`
+}
+
+// latestCounts are the figures of a node's latest report that the nodes
+// list shows, as Puppetboard's does.
+type latestCounts struct {
+	Failed, Changed, Noop int
+	RunTime               float64
+	HasRunTime            bool
 }
 
 type nodesData struct {
@@ -127,6 +138,10 @@ func (d *Dashboard) nodes(w http.ResponseWriter, r *http.Request) {
 	for i := range rows {
 		rows[i].Shown = nodeStatus(rows[i].Status, rows[i].NoopPending, rows[i].ReportTime, cutoff)
 	}
+	if err := d.latestCounts(ctx, rows); err != nil {
+		d.fail(w, r, 500, err)
+		return
+	}
 	data.Rows = rows
 	type env struct {
 		Name string `json:"name"`
@@ -163,4 +178,42 @@ func (d *Dashboard) nodes(w http.ResponseWriter, r *http.Request) {
 				"regex", v.Get("regex"), "sort", s.f, "order", o, "n", v.Get("n"))})
 	}
 	d.render(w, r, "nodes", "Nodes", data)
+}
+
+// latestCounts fills in the rows' latest report figures with one query
+// for the page: the metrics of the listed reports, by hash.
+func (d *Dashboard) latestCounts(ctx context.Context, rows []nodeRow) error {
+	at := map[string]int{}
+	var hashes []any
+	for i, n := range rows {
+		if h := str(n.Hash); h != "" {
+			at[h] = i
+			hashes = append(hashes, h)
+		}
+	}
+	if len(hashes) == 0 {
+		return nil
+	}
+	type rep struct {
+		Hash    string      `json:"hash"`
+		Metrics metricsBlob `json:"metrics"`
+	}
+	reps, _, err := queryAll[rep](ctx, d.o.API, Request{Query: from("reports", []any{"hash", "metrics"},
+		[]any{"in", "hash", []any{"array", hashes}})})
+	if err != nil {
+		return err
+	}
+	for _, r := range reps {
+		i, ok := at[r.Hash]
+		if !ok {
+			continue
+		}
+		f, _ := r.Metrics.get("resources", "failed")
+		c, _ := r.Metrics.get("resources", "changed")
+		n, _ := r.Metrics.get("events", "noop")
+		lc := &latestCounts{Failed: int(f), Changed: int(c), Noop: int(n)}
+		lc.RunTime, lc.HasRunTime = r.Metrics.get("time", "total")
+		rows[i].Latest = lc
+	}
+	return nil
 }
