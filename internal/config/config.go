@@ -553,13 +553,15 @@ func (c *Config) Validate() error {
 
 var dsnPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
 
-// MaskDatabase hides the password of a PostgreSQL URL or keyword/value
-// connection string.
+// MaskDatabase hides the password of a database URL or keyword/value
+// connection string and leaves the rest as written: the masked form goes
+// into messages that must show the user what they typed (a URL of
+// another database than PostgreSQL too).
 func MaskDatabase(s string) string {
 	if s == "" {
 		return s
 	}
-	if u, err := url.Parse(s); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && strings.Contains(s, "://") {
 		if _, has := u.User.Password(); has {
 			u.User = url.UserPassword(u.User.Username(), "xxxxx")
 		}

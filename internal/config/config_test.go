@@ -146,6 +146,8 @@ func TestMaskDatabase(t *testing.T) {
 		"postgresql://h/db?password=p&x=1":     "postgresql://h/db?password=xxxxx&x=1",
 		"host=h user=u password=secret dbname": "host=h user=u password=xxxxx dbname",
 		"host=h password='a b' dbname=d":       "host=h password=xxxxx dbname=d",
+		"mysql://u:p@localhost/db":             "mysql://u:xxxxx@localhost/db",
+		"mysql://u@localhost/db":               "mysql://u@localhost/db",
 	} {
 		if got := MaskDatabase(in); got != want {
 			t.Errorf("MaskDatabase(%q) = %q, want %q", in, got, want)
