@@ -47,14 +47,20 @@ var retryInterval = 2 * time.Second
 
 // openPostgresLazily opens PostgreSQL now if it answers and otherwise
 // returns a lazyPostgres connecting in the background. Errors that
-// retrying cannot fix (a malformed URL) are returned.
+// retrying cannot fix (a malformed URL, PostgreSQL refusing the login,
+// the database or a privilege) are returned: a server started with them
+// would spool every report and answer every query 503 until someone
+// noticed.
 func openPostgresLazily(ctx context.Context, databaseURL string, maxConns int, log *slog.Logger) (engine.Backend, error) {
+	if err := checkDatabaseURL(databaseURL); err != nil {
+		return nil, err
+	}
 	db, err := postgres.Open(ctx, databaseURL, postgres.Options{MaxConns: int32(maxConns)})
 	if err == nil {
 		return db, nil
 	}
-	if _, perr := pgxpool.ParseConfig(databaseURL); perr != nil {
-		return nil, fmt.Errorf("open PostgreSQL: %w", err) // retrying cannot fix the URL
+	if _, perr := pgxpool.ParseConfig(databaseURL); perr != nil || permanentDatabaseError(err) {
+		return nil, databaseError(databaseURL, err)
 	}
 	log.Warn("PostgreSQL is unavailable; starting without it: queries get 503 and reports are spooled until it is back (connection retried every "+retryInterval.String()+")",
 		"err", err)
@@ -79,8 +85,15 @@ func (l *lazyPostgres) connect(ctx context.Context) {
 		cancel()
 		if err != nil {
 			l.mu.Lock()
+			was := l.lastErr
 			l.lastErr = err
 			l.mu.Unlock()
+			// PostgreSQL is back but refuses reportdb: an operator has
+			// to act (retrying goes on, for when they have)
+			if permanentDatabaseError(err) && !permanentDatabaseError(was) {
+				l.log.Error("PostgreSQL answers but refuses reportdb; reports stay in the spool until this is fixed",
+					"err", databaseError(l.url, err))
+			}
 			continue
 		}
 		l.mu.Lock()

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"reportdb/internal/config"
+	"reportdb/internal/pgtest"
+)
+
+// The mistakes a new user makes on a first run (importing old reports,
+// mistyping the database login, starting a second server on the same
+// data directory, importing again): each is told what happened and what
+// to do, at the time.
+
+// logBuffer collects a server's log lines for the test to read while
+// the server runs.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// serveMustFail runs serve() with cfg and returns its error; a server
+// that starts instead fails the test (and is stopped).
+func serveMustFail(t *testing.T, cfg *serveConfig) error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	logs := &logBuffer{}
+	go func() {
+		done <- serve(ctx, cfg, slog.New(slog.NewTextHandler(logs, nil)), func(listening) { close(ready) })
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("serve returned without an error")
+		}
+		return err
+	case <-ready:
+		cancel()
+		<-done
+		t.Fatalf("serve started (it must refuse to):\n%s", logs)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("serve neither started nor failed within a minute:\n%s", logs)
+	}
+	return nil
+}
+
+// TestDatabaseMisconfigured: a --database that PostgreSQL refuses for
+// good (unknown role, unknown database) or that is not PostgreSQL's stops
+// serve at start with what to fix; an unreachable server does not (see
+// TestStartWithoutPostgres).
+func TestDatabaseMisconfigured(t *testing.T) {
+	// a database that exists, on the test server, to get wrong
+	admin, err := url.Parse(pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRole := *admin
+	noRole.User = url.User("reportdb_no_such_role")
+	noDB := *admin
+	noDB.Path = "/reportdb_no_such_database"
+	for _, c := range []struct {
+		name, url string
+		want      []string
+	}{
+		{"unknown role", noRole.String(), []string{`role "reportdb_no_such_role" does not exist`, "CREATE ROLE"}},
+		{"unknown database", noDB.String(), []string{`database "reportdb_no_such_database" does not exist`, "createdb"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := config.Defaults()
+			cfg.Listen = "127.0.0.1:0"
+			cfg.DataDir = t.TempDir()
+			cfg.Database = c.url
+			msg := serveMustFail(t, cfg).Error()
+			for _, w := range append(c.want, "leave --database empty", "embedded store") {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message lacks %q: %s", w, msg)
+				}
+			}
+		})
+	}
+
+	// not PostgreSQL: the URL as typed, the password masked
+	const mysql = "mysql://reportdb:s3cret@localhost/reports"
+	for _, cmd := range [][]string{
+		{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--database", mysql},
+		{"import", "--data-dir", t.TempDir(), "--database", mysql, t.TempDir()},
+	} {
+		var out, errb bytes.Buffer
+		code := run(cmd, &out, &errb)
+		msg := errb.String()
+		if code != 1 {
+			t.Errorf("%s: exit %d, want 1\n%s", cmd[0], code, msg)
+		}
+		for _, w := range []string{"mysql://reportdb:xxxxx@localhost/reports", "PostgreSQL", "postgres://", "leave --database empty"} {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: message lacks %q: %s", cmd[0], w, msg)
+			}
+		}
+		if strings.Contains(msg, "s3cret") {
+			t.Errorf("%s: message shows the password: %s", cmd[0], msg)
+		}
+	}
+}
+
+// TestPermanentDatabaseErrors: what waiting cannot fix, and what it can.
+func TestPermanentDatabaseErrors(t *testing.T) {
+	wrap := func(code string) error {
+		return fmt.Errorf("failed to connect: %w", &pgconn.PgError{Severity: "FATAL", Code: code})
+	}
+	for code, permanent := range map[string]bool{
+		"28P01": true,  // password authentication failed
+		"28000": true,  // role does not exist, no pg_hba.conf entry
+		"3D000": true,  // database does not exist
+		"42501": true,  // no CONNECT or CREATE privilege
+		"57P03": false, // the database system is starting up
+		"53300": false, // too many connections
+		"57P01": false, // terminating connection (administrator command)
+	} {
+		if got := permanentDatabaseError(wrap(code)); got != permanent {
+			t.Errorf("SQLSTATE %s: permanent %v, want %v", code, got, permanent)
+		}
+	}
+	for _, err := range []error{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), context.DeadlineExceeded} {
+		if permanentDatabaseError(err) {
+			t.Errorf("%v: permanent", err)
+		}
+	}
+}
