@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +41,33 @@ func (l *logBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// startLogged runs serve() with cfg until the test ends and returns its
+// log.
+func startLogged(t *testing.T, cfg *serveConfig) *logBuffer {
+	t.Helper()
+	logs := &logBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, cfg, slog.New(slog.NewTextHandler(logs, nil)), func(listening) { close(ready) })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("serve: %v\n%s", err, logs)
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	return logs
 }
 
 // serveMustFail runs serve() with cfg and returns its error; a server
@@ -151,4 +179,38 @@ func TestPermanentDatabaseErrors(t *testing.T) {
 			t.Errorf("%v: permanent", err)
 		}
 	}
+}
+
+// TestDataDirInUse: a second server on a data directory whose embedded
+// store a first one uses stops at start and says so, with another spool
+// directory too; on PostgreSQL the data directory holds only the spool,
+// and the message names --spool-dir.
+func TestDataDirInUse(t *testing.T) {
+	dataDir := t.TempDir()
+	first := config.Defaults()
+	first.Listen = "127.0.0.1:0"
+	first.DataDir = dataDir
+	startLogged(t, first)
+	for _, spoolDir := range []string{"", t.TempDir()} {
+		second := *first
+		second.SpoolDir = spoolDir
+		msg := serveMustFail(t, &second).Error()
+		want := fmt.Sprintf("data directory %s is in use by another reportdb (pid %d)", dataDir, os.Getpid())
+		if !strings.Contains(msg, want) || !strings.Contains(msg, "--data-dir") {
+			t.Errorf("spool dir %q: %s\nwant %q", spoolDir, msg, want)
+		}
+	}
+
+	pg := config.Defaults()
+	pg.Listen = "127.0.0.1:0"
+	pg.DataDir = t.TempDir()
+	pg.Database = pgtest.NewDatabase(t)
+	startLogged(t, pg)
+	second := *pg
+	msg := serveMustFail(t, &second).Error()
+	if !strings.Contains(msg, "spool") || !strings.Contains(msg, "--spool-dir") || strings.Contains(msg, "data directory") {
+		t.Errorf("second instance on PostgreSQL: %s", msg)
+	}
+	second.DataDir = t.TempDir() // its own spool: instances share the database
+	startLogged(t, &second)
 }

@@ -128,6 +128,13 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 			return err
 		}
 	}
+	if cfg.Database == "" {
+		unlock, err := lockDataDir(cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	backend, kind, err := openServeBackend(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -143,6 +150,11 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 		a.SetAnalyze(rows, 0, 0) // statistics after ingest (PostgreSQL)
 	}
 	sp, err := openSpool(cfg)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		// instances sharing one PostgreSQL database, or given one
+		// --spool-dir: name the flags that separate them
+		return fmt.Errorf("%w; give each instance its own --spool-dir (by default DATA-DIR/spool, so another --data-dir does too)", err)
+	}
 	if err != nil {
 		return err
 	}
