@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,7 @@ import (
 
 	"reportdb/internal/config"
 	"reportdb/internal/pgtest"
+	"reportdb/jsonv"
 )
 
 // The mistakes a new user makes on a first run (importing old reports,
@@ -96,6 +99,43 @@ func serveMustFail(t *testing.T, cfg *serveConfig) error {
 		t.Fatalf("serve neither started nor failed within a minute:\n%s", logs)
 	}
 	return nil
+}
+
+// runReports writes n wire v8 reports of distinct runs of node certname,
+// produced at producedAt, into dir.
+func runReports(t *testing.T, dir, certname string, n int, producedAt time.Time) {
+	t.Helper()
+	body, _ := corpusReport(t, 0)
+	for i := 0; i < n; i++ {
+		v, err := jsonv.Parse(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := v.(*jsonv.Object)
+		o.Set("certname", certname)
+		o.Set("producer_timestamp", producedAt.Add(time.Duration(i)*time.Minute).UTC().Format("2006-01-02T15:04:05.000Z"))
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("%s-%d.json", certname, i)), []byte(jsonv.Compact(o)))
+	}
+}
+
+// TestImportHeadline: the summary's first line says what was stored and
+// what was there already, not "imported" for reports it did not store.
+func TestImportHeadline(t *testing.T) {
+	in := t.TempDir()
+	runReports(t, in, "node.example.com", 4, time.Now().Add(-time.Hour))
+	dataDir := t.TempDir()
+	for _, want := range []string{
+		`^read 4 reports from 4 files in \S+ \(\d+ reports/s\): 4 stored, 0 already stored\n`,
+		`^read 4 reports from 4 files in \S+ \(\d+ reports/s\): 0 stored, 4 already stored\n`,
+	} {
+		code, out, stderr := importRun(t, "--data-dir", dataDir, in)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+		}
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("summary does not match %s:\n%s", want, out)
+		}
+	}
 }
 
 // TestDatabaseMisconfigured: a --database that PostgreSQL refuses for

@@ -694,7 +694,7 @@ func TestImportProgressLines(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	lineRE := regexp.MustCompile(`^imported \d+ reports, (\d+)/298 files, [\d.]+ MB/[\d.]+ MB \(\d+%\), \d+ reports/s, [\d.]+ MB/s, ETA (\S+)$`)
+	lineRE := regexp.MustCompile(`^read \d+ reports, (\d+)/298 files, [\d.]+ MB/[\d.]+ MB \(\d+%\), \d+ reports/s, [\d.]+ MB/s, ETA (\S+)$`)
 	var lines int
 	for _, l := range strings.Split(errb.String(), "\n") {
 		if lineRE.MatchString(l) {
@@ -707,7 +707,7 @@ func TestImportProgressLines(t *testing.T) {
 	if strings.Contains(errb.String(), "\r") || strings.Contains(errb.String(), "\x1b[") {
 		t.Errorf("terminal control codes without a terminal:\n%q", errb.String())
 	}
-	if !strings.HasPrefix(out.String(), "imported 298 reports from 298 files in ") {
+	if !strings.HasPrefix(out.String(), "read 298 reports from 298 files in ") {
 		t.Errorf("summary: %s", out.String())
 	}
 }

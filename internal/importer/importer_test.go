@@ -171,7 +171,7 @@ func TestSinkErrors(t *testing.T) {
 	}
 	var out bytes.Buffer
 	sum.Write(&out, importer.ToDatabase)
-	for _, want := range []string{"imported 4 reports from 6 files in ", "  stored:      4\n", "rejected (1):\n  " + filepath.Join(in, "r1.json") + ": no thanks\n",
+	for _, want := range []string{"read 4 reports from 6 files in ", "  stored:      4\n", "rejected (1):\n  " + filepath.Join(in, "r1.json") + ": no thanks\n",
 		"failed (1):\n  " + filepath.Join(in, "r4.json") + ": disk on fire\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
@@ -207,8 +207,8 @@ func TestProgressLine(t *testing.T) {
 	// or from the files when their sizes are unknown
 	p.Update(importer.Stats{FilesDone: 1, FilesTotal: 1, Stored: 900, Duplicates: 50, BytesDone: 12e6, BytesTotal: 100e6, Elapsed: time.Second})
 	p.Update(importer.Stats{FilesDone: 9000, FilesTotal: 10000, Stored: 8000, Rejected: 3, Failed: 1, Elapsed: 20 * time.Second})
-	want := "imported 950 reports, 1/1 files, 12.0 MB/100.0 MB (12%), 950 reports/s, 12.0 MB/s, ETA 7.3s\n" +
-		"imported 8000 reports, 9000/10000 files, 0.0 MB/0.0 MB, 400 reports/s, 0.0 MB/s, ETA 2.2s, 3 rejected, 1 failed\n"
+	want := "read 950 reports, 1/1 files, 12.0 MB/100.0 MB (12%), 950 reports/s, 12.0 MB/s, ETA 7.3s\n" +
+		"read 8000 reports, 9000/10000 files, 0.0 MB/0.0 MB, 400 reports/s, 0.0 MB/s, ETA 2.2s, 3 rejected, 1 failed\n"
 	if out.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
 	}

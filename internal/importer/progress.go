@@ -70,7 +70,7 @@ type Progress interface {
 }
 
 // LineProgress writes a line every interval:
-// "imported 950 reports, 1200/10000 files, 12.0/100.0 MB (12%), 950 reports/s, 12.0 MB/s, ETA 7.3s".
+// "read 950 reports, 1200/10000 files, 12.0/100.0 MB (12%), 950 reports/s, 12.0 MB/s, ETA 7.3s".
 type LineProgress struct {
 	W     io.Writer
 	Every time.Duration
@@ -98,7 +98,7 @@ func (p *LineProgress) Update(s Stats) {
 func (p *LineProgress) Done(Stats) {}
 
 func progressLine(s Stats) string {
-	line := fmt.Sprintf("imported %d reports, %d/%d files, %s/%s", s.Reports(), s.FilesDone, s.FilesTotal,
+	line := fmt.Sprintf("read %d reports, %d/%d files, %s/%s", s.Reports(), s.FilesDone, s.FilesTotal,
 		megabytes(s.BytesDone), megabytes(s.BytesTotal))
 	if s.BytesTotal > 0 {
 		line += fmt.Sprintf(" (%.0f%%)", 100*float64(min(s.BytesDone, s.BytesTotal))/float64(s.BytesTotal))

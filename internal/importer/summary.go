@@ -30,7 +30,7 @@ func (s *Summary) ReportsPerSecond() float64 {
 
 // Write prints the summary:
 //
-//	imported 149 reports from 150 files in 2.1s (71 reports/s)
+//	read 149 reports from 150 files in 2.1s (71 reports/s): 149 stored, 0 already stored
 //	  stored:      149
 //	  duplicates:  0
 //	  rejected:    1
@@ -38,20 +38,23 @@ func (s *Summary) ReportsPerSecond() float64 {
 //	  skipped archive entries: 3 catalogs, 3 facts
 //	rejected (1):
 //	  path/to/file.json: reason
+//
+// The headline says what happened to the reports: an import of files
+// already stored stores nothing, and must not read as if it had.
 func (s *Summary) Write(w io.Writer, dest Destination) {
-	verb := "imported"
+	verb, outcome := "read", fmt.Sprintf(": %d stored, %d already stored", s.Stored, s.Duplicates)
 	switch dest {
 	case ToServer:
-		verb = "sent"
+		verb, outcome = "sent", ""
 	case DryRun:
-		verb = "validated"
+		verb, outcome = "validated", ""
 	}
 	files := plural(s.Files, "file")
 	if s.Files != s.FilesTotal {
 		files = fmt.Sprintf("%d of %s", s.Files, plural(s.FilesTotal, "file"))
 	}
-	fmt.Fprintf(w, "%s %s from %s in %s (%.0f reports/s)\n", verb, plural(s.Reports(), "report"), files,
-		s.Elapsed.Round(time.Millisecond), s.ReportsPerSecond())
+	fmt.Fprintf(w, "%s %s from %s in %s (%.0f reports/s)%s\n", verb, plural(s.Reports(), "report"), files,
+		s.Elapsed.Round(time.Millisecond), s.ReportsPerSecond(), outcome)
 	switch dest {
 	case ToDatabase:
 		fmt.Fprintf(w, "  stored:      %d\n", s.Stored)
