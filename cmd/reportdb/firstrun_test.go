@@ -118,6 +118,50 @@ func runReports(t *testing.T, dir, certname string, n int, producedAt time.Time)
 	}
 }
 
+// TestRetentionWarnings: reports older than the retention window are
+// counted in the import's summary, and a server starting on them warns
+// that its first retention run deletes them, and when, on both backends.
+func TestRetentionWarnings(t *testing.T) {
+	in := t.TempDir()
+	runReports(t, in, "old.example.com", 3, time.Now().Add(-30*24*time.Hour))
+	runReports(t, in, "new.example.com", 2, time.Now().Add(-time.Hour))
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			cfg := config.Defaults()
+			cfg.Listen = "127.0.0.1:0"
+			cfg.DataDir = t.TempDir()
+			target := []string{"--data-dir", cfg.DataDir}
+			if backend == "postgres" {
+				cfg.Database = pgtest.NewDatabase(t)
+				target = []string{"--database", cfg.Database}
+			}
+			code, out, stderr := importRun(t, append(target, in)...) // the default --report-ttl, 14d
+			if code != 0 {
+				t.Fatalf("import: exit %d\n%s\n%s", code, out, stderr)
+			}
+			wantCounts(t, out, 5, 0, 0, 0)
+			if !strings.Contains(out, "  older than the retention window: 3 (") || !strings.Contains(out, "--report-ttl 14d deletes them") {
+				t.Errorf("the import's summary does not count the reports retention deletes:\n%s", out)
+			}
+			// without a retention, nothing to say
+			_, out, _ = importRun(t, append(target, "--report-ttl", "0", in)...)
+			if strings.Contains(out, "retention window") {
+				t.Errorf("--report-ttl 0: %s", out)
+			}
+
+			logs := startLogged(t, cfg)
+			want := regexp.MustCompile(`level=WARN msg="3 stored reports are older than the retention window \(--report-ttl 14d\): the first retention run deletes them, at \S+ \(--gc-interval 1h after start\)`)
+			deadline := time.Now().Add(30 * time.Second)
+			for !want.MatchString(logs.String()) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no start-up warning of the expired reports:\n%s", logs)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
 // TestImportHeadline: the summary's first line says what was stored and
 // what was there already, not "imported" for reports it did not store.
 func TestImportHeadline(t *testing.T) {

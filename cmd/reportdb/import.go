@@ -22,6 +22,7 @@ import (
 	"golang.org/x/term"
 
 	"reportdb/ingest"
+	"reportdb/internal/config"
 	"reportdb/internal/importer"
 	"reportdb/store"
 )
@@ -78,8 +79,10 @@ importing the same file again gives the same report hash and is a duplicate.
 Their producer is --producer (null by default).
 
 Retention: "reportdb serve" deletes reports whose producer_timestamp is older
-than its --report-ttl (14d by default) at its next retention run; serve with
---report-ttl 0 (or longer) to keep imported history.
+than its --report-ttl (14d by default) at its next retention run, one
+--gc-interval (1h) after it starts; serve with --report-ttl 0 (or longer) to
+keep imported history. The summary counts the imported reports already older
+than --report-ttl here (the server's setting: give the same value).
 
 A rejected or unreadable file never stops the import; the summary lists them.
 Exit status: 0 when every report was stored (or already was), 1 when anything
@@ -109,6 +112,7 @@ type importConfig struct {
 	Progress         string
 	ProgressInterval time.Duration
 	List             int
+	ReportTTL        time.Duration
 	Paths            []string
 }
 
@@ -140,6 +144,8 @@ func parseImportFlags(args []string, stderr io.Writer) (*importConfig, error) {
 		Progress:         "auto",
 		ProgressInterval: 5 * time.Second,
 		List:             20,
+		// as serve would read it (configuration file, environment)
+		ReportTTL: defaultConfig().ReportTTL,
 	}
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -166,6 +172,11 @@ func parseImportFlags(args []string, stderr io.Writer) (*importConfig, error) {
 	fs.StringVar(&c.Progress, "progress", c.Progress, "progress display: auto (a bar on a terminal, lines otherwise), bar, lines or none")
 	fs.DurationVar(&c.ProgressInterval, "progress-interval", c.ProgressInterval, "how often progress lines are written (--progress lines)")
 	fs.IntVar(&c.List, "list", c.List, "rejected and failed files listed with their reason in the summary; 0: all")
+	fs.Func("report-ttl", "the --report-ttl of the server that will hold the reports (`DURATION`, e.g. 14d), to count those its retention deletes; 0: none (env REPORTDB_REPORT_TTL; default "+
+		config.FormatDuration(c.ReportTTL)+")", func(s string) (err error) {
+		c.ReportTTL, err = config.ParseDuration(s)
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -181,6 +192,8 @@ func parseImportFlags(args []string, stderr io.Writer) (*importConfig, error) {
 		return nil, errors.New("--max-batch must be at least 1")
 	case c.Writers < 0:
 		return nil, errors.New("--writers must not be negative")
+	case c.ReportTTL < 0:
+		return nil, errors.New("--report-ttl must not be negative")
 	case c.Workers < 0 || c.Connections < 1 || c.Retries < 0 || c.List < 0:
 		return nil, errors.New("--workers, --retries and --list must not be negative, --connections must be at least 1")
 	case c.Server != "" && c.DryRun:
@@ -214,7 +227,7 @@ func runImport(args []string, stdout, stderr io.Writer) int {
 // importMain runs an import and writes the summary to stdout and progress
 // to stderr; it returns the exit status.
 func importMain(ctx context.Context, cfg *importConfig, stdout, stderr io.Writer) int {
-	icfg := importer.Config{Workers: cfg.Workers, MaxListed: cfg.List}
+	icfg := importer.Config{Workers: cfg.Workers, MaxListed: cfg.List, ReportTTL: cfg.ReportTTL}
 	if cfg.Producer != "" {
 		p := cfg.Producer
 		icfg.Producer = &p

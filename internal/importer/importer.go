@@ -80,6 +80,10 @@ type Config struct {
 	// MaxListed bounds the rejected/failed entries kept with their reason
 	// (the counts are always complete); 0 keeps them all.
 	MaxListed int
+	// ReportTTL is the retention of the server that will hold the
+	// reports (its --report-ttl): the reports older than that, which its
+	// next retention run deletes, are counted. 0: not counted.
+	ReportTTL time.Duration
 }
 
 // Problem is a rejected or failed file (or report inside a file).
@@ -103,6 +107,10 @@ type Summary struct {
 	FailedFor   []Problem
 	Elapsed     time.Duration
 	Interrupted bool
+	// Expiring counts the reports stored (or already stored) whose
+	// producer_timestamp is older than ReportTTL before the import began.
+	Expiring  int64
+	ReportTTL time.Duration // Config.ReportTTL
 }
 
 // Reports is the number of reports stored or found already stored.
@@ -138,6 +146,8 @@ type run struct {
 	duplicates atomic.Int64
 	rejected   atomic.Int64
 	failed     atomic.Int64
+	expiring   atomic.Int64
+	expireAt   int64        // Unix ms: reports older are counted in expiring (0: none)
 	bytesTotal atomic.Int64 // size of the files found by the walk
 	bytesRead  atomic.Int64 // bytes read from them (compressed for gzip)
 	bytesDone  atomic.Int64 // bytesRead when the last record handled was read
@@ -158,6 +168,9 @@ func Run(ctx context.Context, cfg Config, paths []string) *Summary {
 		cfg.Workers = 1
 	}
 	r := &run{cfg: cfg, start: cfg.Now(), skipped: map[string]int64{}}
+	if cfg.ReportTTL > 0 {
+		r.expireAt = r.start.Add(-cfg.ReportTTL).UnixMilli()
+	}
 
 	files := r.walk(paths)
 	r.filesTotal.Add(int64(len(files)))
@@ -324,6 +337,9 @@ func (r *run) handle(ctx context.Context, seq int, u *unit) {
 	} else {
 		r.stored.Add(1)
 	}
+	if r.expireAt != 0 && rep.ProducerTimestamp < r.expireAt {
+		r.expiring.Add(1)
+	}
 }
 
 // advance moves the bytes done (what progress shows) to pos if it is
@@ -411,6 +427,8 @@ func (r *run) summary(interrupted bool) *Summary {
 		Skipped:     r.skipped,
 		Elapsed:     r.cfg.Now().Sub(r.start),
 		Interrupted: interrupted,
+		Expiring:    r.expiring.Load(),
+		ReportTTL:   r.cfg.ReportTTL,
 	}
 	s.RejectedFor = ordered(r.rejects, r.cfg.MaxListed)
 	s.FailedFor = ordered(r.failures, r.cfg.MaxListed)

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"reportdb/internal/config"
 )
 
 // Destination says where the reports went, for the wording of the summary.
@@ -36,6 +38,7 @@ func (s *Summary) ReportsPerSecond() float64 {
 //	  rejected:    1
 //	  failed:      0
 //	  skipped archive entries: 3 catalogs, 3 facts
+//	  older than the retention window: 20 (their producer_timestamp is ...)
 //	rejected (1):
 //	  path/to/file.json: reason
 //
@@ -77,6 +80,12 @@ func (s *Summary) Write(w io.Writer, dest Destination) {
 			parts[i] = fmt.Sprintf("%d %s", s.Skipped[k], k)
 		}
 		fmt.Fprintf(w, "  skipped archive entries: %s\n", strings.Join(parts, ", "))
+	}
+	if s.Expiring > 0 {
+		// the reports a server's retention deletes an interval after it
+		// starts, which nothing else in the server says at the time
+		fmt.Fprintf(w, "  older than the retention window: %d (their producer_timestamp is more than %s old: a server with --report-ttl %s deletes them at its next retention run; run it with --report-ttl 0, or longer, to keep them)\n",
+			s.Expiring, config.FormatDuration(s.ReportTTL), config.FormatDuration(s.ReportTTL))
 	}
 	writeProblems(w, "rejected", s.Rejected, s.RejectedFor)
 	writeProblems(w, "failed", s.Failed, s.FailedFor)
