@@ -13,7 +13,7 @@ import (
 // A spooled report is stored as a record of its own binary format, not
 // as JSON: with acknowledge spool every report goes through the spool,
 // and decoding the JSON of spooled reports took 18 % of the server's CPU
-// (encoding/json's reflection, base64 for the metrics and logs; stop 40).
+// (encoding/json's reflection, base64 for the metrics and logs).
 // The format is the report's fields in the order of reportdb.Report and
 // reportdb.Event after a tag byte: strings and byte slices as a uvarint
 // length and the bytes, integers as varints, and what may be absent

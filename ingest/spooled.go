@@ -41,7 +41,7 @@ type spooler struct {
 // (besides max-batch), so that the batches of large reports, and the
 // server's memory, stay small: with acknowledge spool on the medium
 // benchmark fleet the server's peak RSS was 88-89 MB with batches of 256
-// reports and 52 MB with 64 (stop 40). At least one record goes in a
+// reports and 52 MB with 64. At least one record goes in a
 // batch, however large.
 var DeliveryBatchBytes int64 = 256 << 10
 
@@ -82,7 +82,7 @@ func (c *Committer) UseSpool(sp *spool.Spool, log *slog.Logger) {
 // acknowledges a command once it is queued on its own disk. A batch then
 // holds what arrived while the last one was written, not only what the
 // clients waiting for their acknowledgement sent (3-4 reports for 8
-// clients, docs/scaling.md, stop 40). The price: an acknowledged report
+// clients). The price: an acknowledged report
 // is on this instance's disk, not yet queryable, until it is delivered,
 // and a report the database refuses is retried and then discarded
 // (MaxDeliveryAttempts) instead of failing its submission. Call after

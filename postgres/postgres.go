@@ -350,7 +350,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 // when it starts) and every batch costs a statement and its rollup
 // deltas. On a machine of two CPUs, which the database, the server and
 // its clients share, three writers were the slowest in every round of
-// scripts/ab-ingest.sh on the medium fleet (23,696 reports, 8
+// bench/ab-ingest.sh on the medium fleet (23,696 reports, 8
 // connections, rounds interleaved): on the quiet machine 900 and 782
 // reports/s with one writer, 744 and 899 with two, 616 and 741 with three
 // (ack p99 21-25, 23-26, 31-34 ms); with another process busy on one

@@ -114,7 +114,7 @@ const mergeSettings = "SET LOCAL enable_nestloop = off"
 // one of an hour's (146,234 deltas) was still running after 48 s: the
 // server's compaction ran for minutes beside ingest, which ran at 67 % of
 // an empty database's rate. With hash joins the same merges take 39 ms and
-// 404 ms (EXPLAIN ANALYZE, docs/scaling.md, stop 28). SET LOCAL keeps the
+// 404 ms (EXPLAIN ANALYZE). SET LOCAL keeps the
 // setting to this transaction; the statement's plan is cached per
 // connection, and it is only ever planned under it.
 func mergeBucket(ctx context.Context, conn *pgx.Conn, merge, zero string, width, bucket int64) error {

@@ -9,7 +9,7 @@
 -- dirty page written back: at 10,000 nodes x 14 days (13.4 million keys,
 -- about 1.1 GB with the table), sustained ingest read 205,052 blocks of
 -- report_keys from outside PostgreSQL's default 128 MB of buffers for
--- 89,112 reports, against 2,526 into an empty database (stop 28), the
+-- 89,112 reports, against 2,526 into an empty database, the
 -- largest share of the 14-day database's 13 % lower rate. Now the pages a
 -- day's keys go to are that day's part of the index, whatever the days
 -- kept.

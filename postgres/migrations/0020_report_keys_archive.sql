@@ -8,7 +8,7 @@
 -- ingest wrote to pages all over an index that outgrew PostgreSQL's
 -- buffers). But a lookup then read it once per day kept: at 10,000 nodes
 -- Puppetboard's report page took 1.3 ms with 1 day kept and 2.4 ms with
--- 14 (stop 35: 1.80x and 2.58x in two sets), a descent into an uncached
+-- 14 (1.80x and 2.58x in two sets), a descent into an uncached
 -- part of the index per day.
 --
 -- report_keys_archive holds the same rows as report_keys for the days up

@@ -32,7 +32,7 @@ const (
 // the same report's columns sent again for each of its events: on the
 // medium fleet, the newest 1,000 events of a title search (355 reports)
 // took 7.0 ms with the join and 4.8 ms without it, plus 0.5 ms for the
-// 355 reports by id (docs/scaling.md, stop 37).
+// 355 reports by id.
 func ReportsApart() Option { return func(b *builder) { b.apartOK = true } }
 
 // Apart is how a statement rendered with ReportsApart reads its reports,
@@ -143,7 +143,7 @@ const (
 // The subquery is an index lookup, with run-time partition pruning, for
 // every report: on the medium fleet the first page of 100 reports (344
 // events) spent 1.7-3.3 ms of its 3.4-6.0 ms statement in them, where the
-// same events by report id took 0.9-1.6 ms (docs/scaling.md, stop 39).
+// same events by report id took 0.9-1.6 ms.
 func EventsApart() Option { return func(b *builder) { b.eventsApartOK = true } }
 
 // eventsApartable reports whether plan p's rows may read their events
