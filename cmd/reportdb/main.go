@@ -17,7 +17,7 @@ func main() {
 	// takes GC CPU off ingest and queries for a few MB. At 5x (GOGC=400)
 	// the medium fleet's concurrent query mix peaked at 74-80 MB of RSS,
 	// at 3x at 53-56 MB, with the same requests/s (522 vs 523, three
-	// interleaved rounds) and ingest rate (docs/scaling.md, stop 38).
+	// interleaved rounds) and ingest rate.
 	// GOGC in the environment still wins.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(200)

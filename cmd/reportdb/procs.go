@@ -24,7 +24,7 @@ type procsChoice struct {
 // a Go P with nothing to run spins looking for work (nanosleep, futex
 // wake-ups: ~120 and ~100 per request under strace) on the CPU the
 // database needs right then. On this project's 2-core machines, medium
-// fleet, two rounds alternated (docs/scaling/10k-stop24/procs-ab): 13 of
+// fleet, two rounds alternated: 13 of
 // 16 sequential p50s lower with 1 P than with 2 (the title regex 10.8 ->
 // 8.7 ms), ingest 903/1164 -> 1324/1192 reports/s, the concurrent mix
 // 667/639 -> 715/648 requests/s. The embedded store runs inside the
@@ -34,7 +34,7 @@ type procsChoice struct {
 // of the spool, which on this project's virtual disks keeps the calling
 // thread on the CPU for 0.3-0.45 ms; with one P the other submissions and
 // the delivery wait that long for it. Medium fleet, 8 connections, three
-// interleaved rounds (docs/scaling.md, stop 41): 718/835/855 reports/s
+// interleaved rounds: 718/835/855 reports/s
 // with 1 P, 1,316/1,130/1,144 with 2, commit 940/1,025/888. So spool
 // takes every CPU, and its sequential queries pay what 1 P saves them.
 func chooseProcs(setting, cpus int, envSet bool, database string, spoolFirst bool) procsChoice {
