@@ -17,12 +17,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +31,7 @@ import (
 	"time"
 
 	"reportdb/internal/benchfleet"
+	"reportdb/internal/pgtest"
 	"reportdb/jsonv"
 	"reportdb/wire"
 )
@@ -309,71 +308,16 @@ func TestFaultKill9(t *testing.T) {
 
 // scratchPG is a throwaway PostgreSQL cluster the test starts (and may
 // stop) itself, never the shared one.
-type scratchPG struct {
-	bin, dir string
-	port     int
-}
+type scratchPG struct{ c *pgtest.Cluster }
 
-func startScratchPG(t *testing.T) *scratchPG {
-	t.Helper()
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_ctl")
-	if len(bins) == 0 {
-		t.Skip("PostgreSQL server binaries (/usr/lib/postgresql/*/bin) are not installed: apt-get install postgresql")
-	}
-	sort.Strings(bins)
-	if os.Geteuid() != 0 {
-		t.Skip("the throwaway PostgreSQL cluster is started as user postgres through runuser, which needs root")
-	}
-	dir, err := os.MkdirTemp("", "reportdb-fault-pg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	pg := &scratchPG{bin: filepath.Dir(bins[len(bins)-1]), dir: dir, port: port}
-	if out, err := exec.Command("chown", "postgres:postgres", dir).CombinedOutput(); err != nil {
-		t.Fatalf("chown: %v %s", err, out)
-	}
-	pg.run(t, "initdb", "-D", filepath.Join(dir, "data"), "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8")
-	conf := fmt.Sprintf("listen_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = '%s'\nmax_connections = 50\nshared_buffers = 32MB\n", port, dir)
-	f, err := os.OpenFile(filepath.Join(dir, "data", "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(conf)
-	f.Close()
-	pg.start(t)
-	t.Cleanup(func() {
-		exec.Command("runuser", "-u", "postgres", "--", filepath.Join(pg.bin, "pg_ctl"), "-D", filepath.Join(dir, "data"), "-m", "immediate", "-w", "stop").Run()
-		os.RemoveAll(dir)
-	})
-	return pg
-}
+func startScratchPG(t *testing.T) *scratchPG { return &scratchPG{pgtest.NewCluster(t)} }
 
-func (pg *scratchPG) run(t *testing.T, prog string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("runuser", append([]string{"-u", "postgres", "--", filepath.Join(pg.bin, prog)}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", prog, args, err, out)
-	}
-}
-
-func (pg *scratchPG) start(t *testing.T) {
-	pg.run(t, "pg_ctl", "-D", filepath.Join(pg.dir, "data"), "-l", filepath.Join(pg.dir, "log"), "-w", "start")
-}
+func (pg *scratchPG) start(t *testing.T) { pg.c.Start(t) }
 
 // stop stops the cluster (fast: connections are cut, as in a failover).
-func (pg *scratchPG) stop(t *testing.T) {
-	pg.run(t, "pg_ctl", "-D", filepath.Join(pg.dir, "data"), "-m", "fast", "-w", "stop")
-}
+func (pg *scratchPG) stop(t *testing.T) { pg.c.Stop(t) }
 
-func (pg *scratchPG) url() string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.port)
-}
+func (pg *scratchPG) url() string { return pg.c.URL() }
 
 // TestFaultPostgresOutage: PostgreSQL stopped in the middle of sustained
 // ingest; every submission is acknowledged (spooled), and after PostgreSQL
