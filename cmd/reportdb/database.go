@@ -50,7 +50,9 @@ func databaseFix(err error) (string, bool) {
 	}
 	switch {
 	case pe.Code == "28P01":
-		return "the password is wrong: correct it in --database", true
+		// also what a role that does not exist gets where PostgreSQL
+		// asks for a password: it does not tell which
+		return "correct the user name or password in --database (or create the role: CREATE ROLE ... LOGIN PASSWORD ...)", true
 	case strings.HasPrefix(pe.Code, "28"):
 		// 28000: the role does not exist, or pg_hba.conf has no entry
 		// for this user, database and host (the message says which)

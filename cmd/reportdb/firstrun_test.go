@@ -200,7 +200,9 @@ func TestDatabaseMisconfigured(t *testing.T) {
 		name, url string
 		want      []string
 	}{
-		{"unknown role", noRole.String(), []string{`role "reportdb_no_such_role" does not exist`, "CREATE ROLE"}},
+		// with trust authentication PostgreSQL says the role does not
+		// exist, with password authentication that the password is wrong
+		{"unknown role", noRole.String(), []string{`"reportdb_no_such_role"`, "CREATE ROLE"}},
 		{"unknown database", noDB.String(), []string{`database "reportdb_no_such_database" does not exist`, "createdb"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
