@@ -73,7 +73,7 @@ func Limit(h http.Handler, l Limits) http.Handler {
 		if l.Bodies != nil {
 			lease := &bodyLease{budget: l.Bodies}
 			defer lease.release()
-			r = r.WithContext(context.WithValue(r.Context(), leaseKey{}, lease))
+			r = withContext(r, context.WithValue(r.Context(), leaseKey{}, lease))
 		}
 		if !isQueryPath(r.URL.Path) {
 			h.ServeHTTP(w, r)
@@ -172,6 +172,17 @@ func isSmallQuery(r *http.Request, body []byte) bool {
 		}
 	}
 	return true
+}
+
+// withContext is r.WithContext for a middleware inside Instrument: the
+// instrumentation follows the request it made by identity (reqState.req),
+// so the copy takes its place there.
+func withContext(r *http.Request, ctx context.Context) *http.Request {
+	r2 := r.WithContext(ctx)
+	if st, ok := ctx.Value(reqStateKey{}).(*reqState); ok && st.req == r {
+		st.req = r2
+	}
+	return r2
 }
 
 // isQueryPath tells the query endpoints (v4 and v3) from submissions,
