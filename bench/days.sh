@@ -223,7 +223,7 @@ for d in days:
     ip = os.path.join(out, "import.log")
     if os.path.exists(ip):
         txt = open(ip).read()
-        m = re.search(r"imported (\d+) reports? .* in (\S+) \((\d+) reports/s\)", txt)
+        m = re.search(r"(?:imported|read) (\d+) reports? .* in (\S+) \((\d+) reports/s\)", txt)
         st = re.search(r"stored:\s+(\d+)", txt)
         if m:
             imp = {"reports": int(m.group(1)), "stored": int(st.group(1)) if st else None,
