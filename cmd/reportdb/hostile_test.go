@@ -43,7 +43,7 @@ var (
 	hostileFor     = flag.Duration("hostile", 15*time.Second, "how long the hostile HTTP suite runs on each backend")
 	hostileWorkers = flag.Int("hostile-workers", 6, "concurrent hostile clients")
 	hostileRSS     = flag.Int64("hostile-rss-mb", 400, "largest RSS (MB) the server may reach under the hostile suite")
-	hostileOnly    = flag.String("hostile-only", "", "run only the hostile generators whose names contain this (\"query:\", \"body:\", \"gzip\", ...)")
+	hostileOnly    = flag.String("hostile-only", "", "run only the hostile generators whose names contain one of these, comma-separated (\"query:\", \"body:\", \"gzip\", ...)")
 )
 
 // hostileQueryTimeout is the servers' --query-timeout; a request must be
@@ -185,7 +185,9 @@ type request struct {
 }
 
 func (h *hostile) worker(ctx context.Context, rng *rand.Rand) {
-	gens := slices.DeleteFunc(h.generators(), func(g generator) bool { return !strings.Contains(g.name, *hostileOnly) })
+	gens := slices.DeleteFunc(h.generators(), func(g generator) bool {
+		return !slices.ContainsFunc(strings.Split(*hostileOnly, ","), func(s string) bool { return strings.Contains(g.name, s) })
+	})
 	for ctx.Err() == nil && len(gens) > 0 {
 		g := gens[rng.Intn(len(gens))]
 		req := g.make(h, rng)
