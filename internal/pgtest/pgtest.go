@@ -133,7 +133,7 @@ func NewDatabase(tb testing.TB) string {
 		tb.Fatalf("create database: %v", err)
 	}
 	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		c, err := pgx.Connect(ctx, admin)
 		if err != nil {
@@ -141,8 +141,17 @@ func NewDatabase(tb testing.TB) string {
 			return
 		}
 		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			tb.Errorf("drop database %s: %v", name, err)
+		// FORCE terminates the sessions still connected but waits only 5 s
+		// for them to exit, which a loaded machine can exceed (55006).
+		for {
+			_, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			var pgErr *pgconn.PgError
+			if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "55006" || ctx.Err() != nil {
+				if err != nil {
+					tb.Errorf("drop database %s: %v", name, err)
+				}
+				return
+			}
 		}
 	})
 	u, err := url.Parse(admin)
