@@ -384,13 +384,13 @@ func (db *DB) Ping(ctx context.Context) error { return mapError(db.pool.Ping(ctx
 func (db *DB) Snapshot(ctx context.Context, fn func(store.Querier) error) error {
 	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return err
+		return mapError(err) // a lost or refused connection is a 503, not a 500
 	}
 	defer tx.Rollback(context.Background())
 	if err := fn(querier{tx}); err != nil {
 		return err
 	}
-	return tx.Commit(ctx)
+	return mapError(tx.Commit(ctx))
 }
 
 type querier struct{ tx pgx.Tx }
