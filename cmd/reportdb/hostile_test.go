@@ -43,6 +43,7 @@ var (
 	hostileFor     = flag.Duration("hostile", 15*time.Second, "how long the hostile HTTP suite runs on each backend")
 	hostileWorkers = flag.Int("hostile-workers", 6, "concurrent hostile clients")
 	hostileRSS     = flag.Int64("hostile-rss-mb", 400, "largest RSS (MB) the server may reach under the hostile suite")
+	hostileLoad    = flag.Int("hostile-load", 0, "reports (copies of the corpus under other certnames) stored before the hostile run, so that heavy queries have data to read")
 	hostileOnly    = flag.String("hostile-only", "", "run only the hostile generators whose names contain one of these, comma-separated (\"query:\", \"body:\", \"gzip\", ...)")
 )
 
@@ -151,6 +152,25 @@ func (h *hostile) loadSeeds(t *testing.T) {
 			t.Fatalf("seed report %d: %d %.200q %v", i, code, msg, err)
 		}
 	}
+	// the bulk, under certnames of their own (not checked as acknowledged:
+	// the snapshot taken after it covers them)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := next.Add(1); n <= int64(*hostileLoad); n = next.Add(1) {
+				cn := fmt.Sprintf("bulk-%d.example.com", n%1000)
+				body := renamed(h.reports[int(n)%len(h.reports)], cn, -n)
+				if code, msg, err := submit(h.client, h.base, body, cn); err != nil || code != 200 {
+					t.Errorf("bulk report %d: %d %.200q %v", n, code, msg, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // snapshot maps each stored report's hash to its number of events.
