@@ -51,9 +51,10 @@ func stalledRequest(t *testing.T, addr, head string, part []byte) net.Conn {
 	return conn
 }
 
-// TestStalledBodiesHoldNoQuerySlot: clients that send a query's headers and
-// part of its body, then stall, hold no query slot, so other queries are
-// answered at once rather than refused after the queue wait.
+// TestStalledBodiesHoldNoQuerySlot: clients that send a query's or a
+// report's headers and part of its body, then stall, hold no query slot
+// and no writer, so other queries are answered at once rather than refused
+// after the queue wait, and reports are stored.
 func TestStalledBodiesHoldNoQuerySlot(t *testing.T) {
 	backends(t, func(c *serveConfig) {
 		c.MaxConcurrentQueries = 1
@@ -63,12 +64,19 @@ func TestStalledBodiesHoldNoQuerySlot(t *testing.T) {
 		for i := 0; i < 8; i++ {
 			stalledRequest(t, addr, "POST /pdb/query/v4/nodes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n", []byte(`{"query":`))
 		}
+		body, certname := corpusReport(t, 0)
+		for i := 0; i < 8; i++ {
+			stalledRequest(t, addr, fmt.Sprintf("POST /pdb/cmd/v1?command=store_report&version=8&certname=%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", certname, len(body)), body[:len(body)/2])
+		}
 		time.Sleep(200 * time.Millisecond) // the server has read what they sent
 		for i := 0; i < 3; i++ {
 			code, _, body := get(t, base+"/pdb/query/v4/nodes")
 			if code != 200 {
-				t.Fatalf("query %d beside 8 stalled bodies: %d %.200q", i, code, body)
+				t.Fatalf("query %d beside 16 stalled bodies: %d %.200q", i, code, body)
 			}
+		}
+		if code, msg, err := submit(http.DefaultClient, base, body, certname); err != nil || code != 200 {
+			t.Fatalf("a report beside 16 stalled bodies: %d %.200q %v", code, msg, err)
 		}
 	})
 }
