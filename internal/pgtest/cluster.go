@@ -222,12 +222,14 @@ func create(s *server, dir string) (string, error) {
 		return "", err
 	}
 	// The socket is in the private directory, hence trust for it. The data
-	// are thrown away: durability would only slow the tests down. Without
+	// are thrown away: fsync would only slow the tests down. Commits stay
+	// synchronous: VACUUM cannot mark a page all-visible while the commit
+	// of a row on it is not flushed, and a test checks that it does. Without
 	// autovacuum, as on the CI's server: a worker that happens to run
 	// during a test holds back what VACUUM may mark all-visible and
 	// changes statistics, and the tests check both.
 	conf := fmt.Sprintf("\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\n"+
-		"max_connections = 200\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\nautovacuum = off\n",
+		"max_connections = 200\nfsync = off\nfull_page_writes = off\nautovacuum = off\n",
 		strings.ReplaceAll(dir, "'", "''"))
 	if err := appendFile(filepath.Join(data, "postgresql.conf"), conf); err != nil {
 		return "", err
