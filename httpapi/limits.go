@@ -32,6 +32,12 @@ type Limits struct {
 	// query bodies here, submissions' decoded bodies in the API's handlers
 	// (through the request's context).
 	Bodies *BodyBudget
+	// WriteTimeout, when set, bounds how long a query's answer may take
+	// to write from the moment it has its slot: a client that stops
+	// reading would otherwise hold the slot (and its database connection)
+	// for as long as it keeps the connection open. Set it a little above
+	// the query timeout, which already ends a query that streams longer.
+	WriteTimeout time.Duration
 	// OnRejected, when set, is told about each refused query (metrics).
 	OnRejected func(reason string)
 }
@@ -136,6 +142,11 @@ func Limit(h http.Handler, l Limits) http.Handler {
 			}
 		}
 		defer func() { <-held }()
+		if l.WriteTimeout > 0 {
+			// not every writer has a deadline (the dashboard's in-process
+			// requests): those need none
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(l.WriteTimeout))
+		}
 		h.ServeHTTP(w, r)
 	})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -255,4 +256,54 @@ func TestDenseJSONRefusedBeforeParsing(t *testing.T) {
 			t.Errorf("stored %d reports", n)
 		}
 	})
+}
+
+// TestClientThatStopsReadingFreesItsSlot: a client that asks for a large
+// answer and stops reading it holds its query slot only until the write
+// deadline (query-timeout plus queryWriteSlack), not for as long as it
+// keeps its connection open.
+func TestClientThatStopsReadingFreesItsSlot(t *testing.T) {
+	addr := limitsServer(t, func(c *serveConfig) {
+		c.MaxConcurrentQueries = 1
+		c.QueryTimeout = time.Second
+		c.QueryQueueWait = time.Second
+	})
+	base := "http://" + addr
+	// one report of 30 MB of logs, which the reports query answers inline
+	body, certname := corpusReport(t, 0)
+	var doc map[string]any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var logs []any
+	for i := range 3000 {
+		logs = append(logs, map[string]any{"file": nil, "line": nil, "level": "info", "message": fmt.Sprintf("%d %s", i, strings.Repeat("x", 10000)),
+			"source": "Puppet", "tags": []string{"info"}, "time": doc["start_time"]})
+	}
+	doc["logs"] = logs
+	body, _ = json.Marshal(doc)
+	if code, msg, err := submit(http.DefaultClient, base, body, certname); err != nil || code != 200 {
+		t.Fatalf("the large report: %d %.200q %v", code, msg, err)
+	}
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "GET /pdb/query/v4/reports HTTP/1.1\r\nHost: x\r\n\r\n")
+	head := make([]byte, 1)
+	if _, err := conn.Read(head); err != nil { // the answer has started: the slot is taken
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Second + queryWriteSlack + 20*time.Second)
+	for {
+		code, _, _ := get(t, base+"/pdb/query/v4/reports?limit=1")
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queries still refused (%d) while a client that stopped reading holds the only slot", code)
+		}
+	}
 }

@@ -64,8 +64,13 @@ func applyHTTPLimits(srv *http.Server, cfg *serveConfig) {
 // limits.
 func limitHandler(h http.Handler, cfg *serveConfig) http.Handler {
 	return httpapi.Limit(h, httpapi.Limits{MaxURLBytes: cfg.MaxURLBytes, MaxConcurrentQueries: querySlots(cfg), QueueWait: cfg.QueryQueueWait,
-		Bodies: httpapi.NewBodyBudget(cfg.MaxInflightBodyBytes, cfg.QueryQueueWait)})
+		Bodies: httpapi.NewBodyBudget(cfg.MaxInflightBodyBytes, cfg.QueryQueueWait), WriteTimeout: cfg.QueryTimeout + queryWriteSlack})
 }
+
+// queryWriteSlack is how much longer than the query timeout a query's
+// answer may take to write (the last rows, the gzip trailer) before a
+// client that stopped reading is cut off.
+const queryWriteSlack = 10 * time.Second
 
 // querySlots is max-concurrent-queries, or automatically: on SQLite, whose
 // queries run on the reportdb process's CPUs beside the writer, half the
