@@ -169,6 +169,12 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 			outcomes, err = db.storeBatch(ctx, reports)
 			return err
 		})
+		if isNoPartition(err) {
+			// retention keeps dropping the day (the reports are older
+			// than the TTL): nothing is wrong with them, the client may
+			// send them again
+			return nil, nil, store.Transient(err, "retention is dropping the day's partition")
+		}
 	}
 	if err == nil {
 		db.noteStored(reports, outcomes, nil)
