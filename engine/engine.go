@@ -580,6 +580,47 @@ func (e *Engine) Exists(ctx context.Context, ent *query.Entity, field, value str
 	return found, err
 }
 
+// ReportDocumentSize returns the size in bytes of a report's stored
+// document (as ReportDocument returns it), without reading it, and
+// whether the report exists; a document that is null has size 0.
+func (e *Engine) ReportDocumentSize(ctx context.Context, hash, field string) (int64, bool, error) {
+	f := query.Reports.Field(field)
+	if f == nil || f.Type != query.Blob {
+		return 0, false, fmt.Errorf("engine: %q is not a report document", field)
+	}
+	h := query.Reports.Field("hash")
+	p := &query.Plan{Entity: query.Reports, Columns: []query.Column{{Name: "size", Func: "octet_length", Field: f}},
+		Filter: query.Cmp{Op: "=", Field: h, Value: hash}}
+	d := e.b.Dialect()
+	opts, n, k := strategy(d, p, nil)
+	built, err := sqlgen.Select(d, p, opts...)
+	if err != nil {
+		return 0, false, err
+	}
+	if err := e.fallback(d, p, n); err != nil {
+		return 0, false, err
+	}
+	var size int64
+	found := false
+	err = e.runPlan(ctx, n, k, built, nil, func(_ store.Querier, rows store.Rows, _ int64) error {
+		if rows.Next() {
+			found = true
+			var v any
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			switch x := v.(type) {
+			case int64:
+				size = x
+			case int32:
+				size = int64(x)
+			}
+		}
+		return rows.Err()
+	})
+	return size, found, err
+}
+
 // ReportDocument returns a report's stored document (query.Reports blob
 // field: "metrics" or "logs") as JSON text, and whether the report exists.
 func (e *Engine) ReportDocument(ctx context.Context, hash, field string) ([]byte, bool, error) {

@@ -63,6 +63,22 @@ func (s *Server) reportBlobHandler(column string) http.HandlerFunc {
 		}
 		ctx, cancel := s.queryContext(r)
 		defer cancel()
+		// a document is as large as a report body may be: what reading it
+		// takes (the driver's copy and ours) is charged to the body budget
+		// first, so that many reads of large documents wait their turn
+		size, found, err := s.engine.ReportDocumentSize(ctx, hash, column)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if !found {
+			s.writeError(w, r, notFound("report", hash))
+			return
+		}
+		if _, err := leaseOf(r).grow(ctx, 2*size); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		data, found, err := s.engine.ReportDocument(ctx, hash, column)
 		if err != nil {
 			s.writeError(w, r, err)

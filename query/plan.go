@@ -24,7 +24,7 @@ type Plan struct {
 type Column struct {
 	Name   string // output key
 	Field  *Field // the field, or the function's argument (nil for count())
-	Func   string // "", "count", "sum", "avg", "min", "max", "to_string"
+	Func   string // "", "count", "sum", "avg", "min", "max", "to_string"; "octet_length" (engine only: a document's size)
 	Format string // to_string's format
 }
 
@@ -32,7 +32,9 @@ type Column struct {
 func (c Column) IsFunc() bool { return c.Func != "" }
 
 // Aggregate reports whether the column aggregates rows.
-func (c Column) Aggregate() bool { return c.Func != "" && c.Func != "to_string" }
+func (c Column) Aggregate() bool {
+	return c.Func != "" && c.Func != "to_string" && c.Func != "octet_length"
+}
 
 // Order is one ORDER BY term.
 type Order struct {

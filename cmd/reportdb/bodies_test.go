@@ -307,3 +307,57 @@ func TestClientThatStopsReadingFreesItsSlot(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentReadsShareTheBodyBudget: reading a report's stored logs
+// takes what the document weighs from max-inflight-body-bytes before it
+// is loaded: while a stalled body holds most of the budget a large
+// document's read waits and gets 503; once the budget is free it is
+// answered whole.
+func TestDocumentReadsShareTheBodyBudget(t *testing.T) {
+	backends(t, func(c *serveConfig) {
+		c.MaxBodyBytes = 8 << 20
+		c.MaxInflightBodyBytes = 8 << 20
+		c.QueryQueueWait = 300 * time.Millisecond
+	}, func(t *testing.T, base string) {
+		addr := strings.TrimPrefix(base, "http://")
+		body, certname := corpusReport(t, 0)
+		var doc map[string]any
+		if err := json.Unmarshal(body, &doc); err != nil {
+			t.Fatal(err)
+		}
+		var logs []any
+		for i := range 300 {
+			logs = append(logs, map[string]any{"file": nil, "line": nil, "level": "info", "message": fmt.Sprintf("%d %s", i, strings.Repeat("x", 10000)),
+				"source": "Puppet", "tags": []string{"info"}, "time": doc["start_time"]})
+		}
+		doc["logs"] = logs
+		body, _ = json.Marshal(doc)
+		if code, msg, err := submit(http.DefaultClient, base, body, certname); err != nil || code != 200 {
+			t.Fatalf("the report: %d %.200q %v", code, msg, err)
+		}
+		var rows []struct{ Hash string }
+		getJSON(t, base+"/pdb/query/v4/reports?"+url.Values{"query": {`["extract",["hash"]]`}}.Encode(), &rows)
+		if len(rows) != 1 {
+			t.Fatalf("reports: %v", rows)
+		}
+		logsURL := base + "/pdb/query/v4/reports/" + rows[0].Hash + "/logs"
+
+		// 6 MiB of a gzip body inflated and stalled: 2 MiB left
+		bomb := gzipOf(t, 6<<20)
+		part := bomb[:len(bomb)-8]
+		conn := stalledRequest(t, addr, "POST /pdb/cmd/v1?command=store_report&version=8&certname=bomb HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
+			fmt.Appendf(nil, "%x\r\n%s\r\n", len(part), part))
+		time.Sleep(300 * time.Millisecond)
+		code, hdr, msg := get(t, logsURL)
+		if code != 503 || hdr.Get("Retry-After") == "" || !strings.Contains(msg, "max-inflight-body-bytes") {
+			t.Errorf("3 MB of logs beside the stalled body: %d %.200q", code, msg)
+		}
+		conn.Close()
+		time.Sleep(300 * time.Millisecond)
+		code, _, msg = get(t, logsURL)
+		var got []any
+		if code != 200 || json.Unmarshal([]byte(msg), &got) != nil || len(got) != 300 {
+			t.Errorf("the logs once the budget is free: %d, %d entries", code, len(got))
+		}
+	})
+}

@@ -621,6 +621,9 @@ func (b *builder) selectList(p *query.Plan) (string, []OutCol) {
 		case "min", "max":
 			oc.Type = c.Field.Type
 			parts = append(parts, strings.ToUpper(c.Func)+"("+b.col(c.Field)+")")
+		case "octet_length": // a stored document's size, without reading it
+			oc.Type = query.Number
+			parts = append(parts, "octet_length("+b.col(c.Field)+")")
 		case "to_string":
 			oc.Type = query.String
 			parts = append(parts, b.columnExpr(c))
