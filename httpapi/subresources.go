@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"reportdb"
@@ -63,29 +64,9 @@ func (s *Server) reportBlobHandler(column string) http.HandlerFunc {
 		}
 		ctx, cancel := s.queryContext(r)
 		defer cancel()
-		// a document is as large as a report body may be: what reading it
-		// takes (the driver's copy and ours) is charged to the body budget
-		// first, so that many reads of large documents wait their turn
-		size, found, err := s.engine.ReportDocumentSize(ctx, hash, column)
+		data, err := s.reportDocument(ctx, r, hash, column)
 		if err != nil {
 			s.writeError(w, r, err)
-			return
-		}
-		if !found {
-			s.writeError(w, r, notFound("report", hash))
-			return
-		}
-		if _, err := leaseOf(r).grow(ctx, 2*size); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		data, found, err := s.engine.ReportDocument(ctx, hash, column)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		if !found {
-			s.writeError(w, r, notFound("report", hash))
 			return
 		}
 		w.Header().Set("Content-Type", ctJSON)
@@ -94,6 +75,25 @@ func (s *Server) reportBlobHandler(column string) http.HandlerFunc {
 		out.Write(data)
 		out.Close()
 	}
+}
+
+// reportDocument reads a report's stored document (404 when there is no
+// such report). A document is as large as a report body may be: what
+// reading it takes (the driver's copy and ours) is charged to the body
+// budget first, so that many reads of large documents wait their turn.
+func (s *Server) reportDocument(ctx context.Context, r *http.Request, hash, column string) ([]byte, error) {
+	size, found, err := s.engine.ReportDocumentSize(ctx, hash, column)
+	if err == nil && found {
+		_, err = leaseOf(r).grow(ctx, 2*size)
+	}
+	var data []byte
+	if err == nil && found {
+		data, found, err = s.engine.ReportDocument(ctx, hash, column)
+	}
+	if err == nil && !found {
+		err = notFound("report", hash)
+	}
+	return data, err
 }
 
 // handleEnvironment serves /environments/<name> (any method).

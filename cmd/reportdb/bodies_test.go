@@ -270,18 +270,7 @@ func TestClientThatStopsReadingFreesItsSlot(t *testing.T) {
 	})
 	base := "http://" + addr
 	// one report of 30 MB of logs, which the reports query answers inline
-	body, certname := corpusReport(t, 0)
-	var doc map[string]any
-	if err := json.Unmarshal(body, &doc); err != nil {
-		t.Fatal(err)
-	}
-	var logs []any
-	for i := range 3000 {
-		logs = append(logs, map[string]any{"file": nil, "line": nil, "level": "info", "message": fmt.Sprintf("%d %s", i, strings.Repeat("x", 10000)),
-			"source": "Puppet", "tags": []string{"info"}, "time": doc["start_time"]})
-	}
-	doc["logs"] = logs
-	body, _ = json.Marshal(doc)
+	body, certname := reportWithLogs(t, 3000)
 	if code, msg, err := submit(http.DefaultClient, base, body, certname); err != nil || code != 200 {
 		t.Fatalf("the large report: %d %.200q %v", code, msg, err)
 	}
@@ -320,18 +309,7 @@ func TestDocumentReadsShareTheBodyBudget(t *testing.T) {
 		c.QueryQueueWait = 300 * time.Millisecond
 	}, func(t *testing.T, base string) {
 		addr := strings.TrimPrefix(base, "http://")
-		body, certname := corpusReport(t, 0)
-		var doc map[string]any
-		if err := json.Unmarshal(body, &doc); err != nil {
-			t.Fatal(err)
-		}
-		var logs []any
-		for i := range 300 {
-			logs = append(logs, map[string]any{"file": nil, "line": nil, "level": "info", "message": fmt.Sprintf("%d %s", i, strings.Repeat("x", 10000)),
-				"source": "Puppet", "tags": []string{"info"}, "time": doc["start_time"]})
-		}
-		doc["logs"] = logs
-		body, _ = json.Marshal(doc)
+		body, certname := reportWithLogs(t, 300)
 		if code, msg, err := submit(http.DefaultClient, base, body, certname); err != nil || code != 200 {
 			t.Fatalf("the report: %d %.200q %v", code, msg, err)
 		}
@@ -360,4 +338,21 @@ func TestDocumentReadsShareTheBodyBudget(t *testing.T) {
 			t.Errorf("the logs once the budget is free: %d, %d entries", code, len(got))
 		}
 	})
+}
+
+// reportWithLogs is the first corpus report with n log entries of 10 kB.
+func reportWithLogs(t *testing.T, n int) ([]byte, string) {
+	body, certname := corpusReport(t, 0)
+	var doc map[string]any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	logs := make([]any, n)
+	for i := range logs {
+		logs[i] = map[string]any{"file": nil, "line": nil, "level": "info", "message": fmt.Sprintf("%d %s", i, strings.Repeat("x", 10000)),
+			"source": "Puppet", "tags": []string{"info"}, "time": doc["start_time"]}
+	}
+	doc["logs"] = logs
+	body, _ = json.Marshal(doc)
+	return body, certname
 }
