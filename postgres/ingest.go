@@ -169,12 +169,6 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 			outcomes, err = db.storeBatch(ctx, reports)
 			return err
 		})
-		if isNoPartition(err) {
-			// retention keeps dropping the day (the reports are older
-			// than the TTL): nothing is wrong with them, the client may
-			// send them again
-			return nil, nil, store.Transient(err, "retention is dropping the day's partition")
-		}
 	}
 	if err == nil {
 		db.noteStored(reports, outcomes, nil)
@@ -186,7 +180,7 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 		return nil, nil, storeFailure(err)
 	}
 	if len(reports) == 1 {
-		return nil, []error{storeFailure(err)}, nil
+		return nil, []error{reportFailure(err)}, nil
 	}
 	outcomes = make([]reportdb.Outcome, len(reports))
 	errs := make([]error, len(reports))
@@ -197,7 +191,7 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 			return err
 		})
 		if err != nil {
-			errs[i] = storeFailure(err)
+			errs[i] = reportFailure(err)
 			continue
 		}
 		outcomes[i] = o[0]
@@ -258,6 +252,16 @@ func storeFailure(err error) error {
 		return store.Transient(err, reason)
 	}
 	return err
+}
+
+// reportFailure is storeFailure for one report of a batch: a report
+// whose day retention dropped again while it was being stored (it is
+// older than the TTL) is not at fault either, and may be sent again.
+func reportFailure(err error) error {
+	if isNoPartition(err) {
+		return store.Transient(err, "retention is dropping the report's day")
+	}
+	return storeFailure(err)
 }
 
 func (db *DB) storeBatch(ctx context.Context, reports []*reportdb.Report) ([]reportdb.Outcome, error) {
