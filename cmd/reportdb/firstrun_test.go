@@ -272,31 +272,38 @@ func TestPermanentDatabaseErrors(t *testing.T) {
 // directory too; on PostgreSQL the data directory holds only the spool,
 // and the message names --spool-dir.
 func TestDataDirInUse(t *testing.T) {
-	dataDir := t.TempDir()
-	first := config.Defaults()
-	first.Listen = "127.0.0.1:0"
-	first.DataDir = dataDir
-	startLogged(t, first)
-	for _, spoolDir := range []string{"", t.TempDir()} {
-		second := *first
-		second.SpoolDir = spoolDir
-		msg := serveMustFail(t, &second).Error()
-		want := fmt.Sprintf("data directory %s is in use by another reportdb (pid %d)", dataDir, os.Getpid())
-		if !strings.Contains(msg, want) || !strings.Contains(msg, "--data-dir") {
-			t.Errorf("spool dir %q: %s\nwant %q", spoolDir, msg, want)
+	// subtests: each server is stopped before the next starts (serve sets
+	// process-wide settings, which a second server in this process would
+	// write while the first reads them)
+	t.Run("embedded", func(t *testing.T) {
+		dataDir := t.TempDir()
+		first := config.Defaults()
+		first.Listen = "127.0.0.1:0"
+		first.DataDir = dataDir
+		startLogged(t, first)
+		for _, spoolDir := range []string{"", t.TempDir()} {
+			second := *first
+			second.SpoolDir = spoolDir
+			msg := serveMustFail(t, &second).Error()
+			want := fmt.Sprintf("data directory %s is in use by another reportdb (pid %d)", dataDir, os.Getpid())
+			if !strings.Contains(msg, want) || !strings.Contains(msg, "--data-dir") {
+				t.Errorf("spool dir %q: %s\nwant %q", spoolDir, msg, want)
+			}
 		}
-	}
-
-	pg := config.Defaults()
-	pg.Listen = "127.0.0.1:0"
-	pg.DataDir = t.TempDir()
-	pg.Database = pgtest.NewDatabase(t)
-	startLogged(t, pg)
-	second := *pg
-	msg := serveMustFail(t, &second).Error()
-	if !strings.Contains(msg, "spool") || !strings.Contains(msg, "--spool-dir") || strings.Contains(msg, "data directory") {
-		t.Errorf("second instance on PostgreSQL: %s", msg)
-	}
-	second.DataDir = t.TempDir() // its own spool: instances share the database
-	startLogged(t, &second)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		pg := config.Defaults()
+		pg.Listen = "127.0.0.1:0"
+		pg.DataDir = t.TempDir()
+		pg.Database = pgtest.NewDatabase(t)
+		startLogged(t, pg)
+		second := *pg
+		msg := serveMustFail(t, &second).Error()
+		if !strings.Contains(msg, "spool") || !strings.Contains(msg, "--spool-dir") || strings.Contains(msg, "data directory") {
+			t.Errorf("second instance on PostgreSQL: %s", msg)
+		}
+		// with its own spool it starts (a process of its own): instances
+		// share the database
+		startBinary(t, buildBinary(t), false, "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--database", pg.Database)
+	})
 }
