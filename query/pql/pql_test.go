@@ -370,6 +370,9 @@ func FuzzParse(f *testing.F) {
 			var pe *pql.ParseError
 			if errors.As(err, &pe) {
 				msg := pe.Message()
+				if msg == emptyQuery && strings.TrimSpace(q) == "" {
+					return
+				}
 				if !strings.HasPrefix(msg, "PQL parse error at line ") || pe.Line < 1 || pe.Column < 1 {
 					t.Fatalf("bad parse error for %q: %q", q, msg)
 				}
