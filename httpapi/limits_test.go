@@ -116,9 +116,10 @@ func TestSmallQuerySlot(t *testing.T) {
 		"/pdb/query/v4/nodes/a.example.com":                                    200,
 		"/pdb/query/v4/environments":                                           200,
 		"/pdb/query/v4/reports/abc/logs":                                       200,
-		"/pdb/query/v4/nodes?query=" + url.QueryEscape(`["in","certname",["extract","certname",["select_events",["~","message","x"]]]]`): 503,
-		"/pdb/query/v4/nodes?query=" + url.QueryEscape(`["subquery","events",["=","status","failure"]]`):                                 503,
-		"/pdb/query/v4/environments/production/events":                                                                                   503,
+		"/pdb/query/v4/nodes?query=" + url.QueryEscape(`["in","certname",["extract","certname",["select_events",["~","message","x"]]]]`):      503,
+		"/pdb/query/v4/nodes?query=" + url.QueryEscape(`["subquery","events",["=","status","failure"]]`):                                      503,
+		"/pdb/query/v4/nodes?query=" + url.QueryEscape(`["in","certname",["extract","certname",["\u0073elect_events",["~","message","x"]]]]`): 503,
+		"/pdb/query/v4/environments/production/events": 503,
 	} {
 		if got := get(path); got != want {
 			t.Errorf("%s beside a heavy query holding the only slot: %d, want %d", path, got, want)
