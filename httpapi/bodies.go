@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -154,16 +155,7 @@ func (l *bodyLease) grow(ctx context.Context, n int64) (int64, error) {
 	return got, nil
 }
 
-func (l *bodyLease) release() {
-	if l == nil || l.budget == nil {
-		return
-	}
-	l.mu.Lock()
-	n := l.held
-	l.held = 0
-	l.mu.Unlock()
-	l.budget.release(n)
-}
+func (l *bodyLease) release() { l.giveBack(math.MaxInt64) }
 
 func leaseOf(r *http.Request) *bodyLease {
 	l, _ := r.Context().Value(leaseKey{}).(*bodyLease)
@@ -236,7 +228,8 @@ func chargeJSON(r *http.Request, body []byte, maxValues int, tooMany func(n int)
 	return err
 }
 
-// giveBack returns n of the lease's bytes early (an outgrown buffer).
+// giveBack returns n of the lease's bytes (at most what it holds): an
+// outgrown buffer, or everything once the body is decoded.
 func (l *bodyLease) giveBack(n int64) {
 	if l == nil || l.budget == nil || n <= 0 {
 		return
