@@ -10,7 +10,6 @@ package ingest
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 
 	"reportdb"
@@ -176,17 +175,5 @@ func storeError(err error) error {
 	if errors.As(err, &e) {
 		return e
 	}
-	if sqliteBusy(err) {
-		return store.Transient(err, "the database is locked by another writer")
-	}
 	return &reportdb.Error{Code: reportdb.EINTERNAL, Message: "storing the report failed", Err: err}
-}
-
-// sqliteBusy tells whether err is SQLite's SQLITE_BUSY: another process
-// (a second server or an import on the same files, a backup) held the
-// database's write lock past the busy timeout. Nothing is wrong with the
-// report; it can be stored once the lock is released.
-func sqliteBusy(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }

@@ -204,7 +204,7 @@ func (c *Committer) afterFailure(err error) nextStep {
 	if err == nil || errors.Is(err, ErrClosed) {
 		return returnIt
 	}
-	if store.IsTransient(err) || sqliteBusy(err) {
+	if store.IsTransient(err) {
 		return spoolIt
 	}
 	code := reportdb.ErrorCode(err)

@@ -4,7 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"reportdb"
 	"reportdb/jsonv"
@@ -26,7 +30,8 @@ const insertEvent = `INSERT INTO resource_events (report_id, status, timestamp, 
  containing_class, name, corrective_change) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // StoreReports implements store.Backend.
-func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]reportdb.Outcome, []error, error) {
+func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) (_ []reportdb.Outcome, _ []error, err error) {
+	defer func() { err = busyTransient(err) }()
 	// the stored resource_events documents, rendered before the writer lock
 	docs := make([][]byte, len(reports))
 	for i, r := range reports {
@@ -75,6 +80,18 @@ func (db *DB) StoreReports(ctx context.Context, reports []*reportdb.Report) ([]r
 		return nil, nil, err
 	}
 	return outcomes, errs, nil
+}
+
+// busyTransient makes SQLITE_BUSY a transient failure (503 to retry, or
+// the spool): another process (a second server or an import on the same
+// files, a backup) held the database's write lock past the busy timeout.
+// Nothing is wrong with the reports; they can be stored once it is free.
+func busyTransient(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY {
+		return store.Transient(err, "the database is locked by another writer")
+	}
+	return err
 }
 
 type statements struct {
