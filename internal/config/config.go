@@ -47,6 +47,9 @@ type Config struct {
 	// CatalogEnvironmentFromReports: nodes' catalog_environment is their
 	// latest report's environment (PuppetDB: null without catalogs).
 	CatalogEnvironmentFromReports bool
+	// PuppetDBVersion is the PuppetDB version reportdb claims at
+	// /pdb/meta/v1/version and in /status/v1/services.
+	PuppetDBVersion string
 	// Upstream is the PuppetDB reportdb stands in front of (facts,
 	// catalogs, ...), with its client TLS files.
 	Upstream        string
@@ -107,6 +110,9 @@ func Defaults() *Config {
 		MaxURLBytes:          32 << 10,
 		MaxInflightBodyBytes: 128 << 20,
 		MemoryLimit:          256 << 20,
+
+		// the version the recorded conformance answers were taken from
+		PuppetDBVersion: "7.12.1",
 	}
 }
 
@@ -145,6 +151,7 @@ var Settings = []*Setting{
 	{Key: "analyze-rows", Help: "PostgreSQL: ANALYZE a table in the background once this many rows (`N`), or 500 + 10% of the table if fewer, were inserted since; 0: off", field: func(c *Config) any { return &c.AnalyzeRows }},
 	{Key: "corrective-counts", Help: "event counts split successes and noops into intentional and corrective (PE shape)", field: func(c *Config) any { return &c.CorrectiveCounts }},
 	{Key: "catalog-environment-from-reports", Help: "nodes' catalog_environment is the environment of their latest report (for Puppetboard's per-environment pages without catalogs); off: null, as PuppetDB without catalogs", field: func(c *Config) any { return &c.CatalogEnvironmentFromReports }},
+	{Key: "puppetdb-version", Help: "PuppetDB `VERSION` (MAJOR.MINOR.PATCH) reportdb reports at /pdb/meta/v1/version and as the puppetdb-status service_version; what it serves is the same either way. Set an 8.x version (e.g. 8.9.1) for clients that use PuppetDB 8 behaviour, such as the timeout query parameter (which reportdb accepts either way), only when the server reports 8", field: func(c *Config) any { return &c.PuppetDBVersion }},
 	{Key: "upstream", Help: "`URL` of an existing PuppetDB reportdb stands in front of: reports are stored here, every other command and the queries on facts, catalogs, resources, ... go there, nodes are merged; empty: none", field: func(c *Config) any { return &c.Upstream }},
 	{Key: "upstream-tls-cert", Help: "`FILE` of the client certificate (PEM) presented to an https upstream", field: func(c *Config) any { return &c.UpstreamTLSCert }},
 	{Key: "upstream-tls-key", Help: "`FILE` of the private key (PEM) of upstream-tls-cert", field: func(c *Config) any { return &c.UpstreamTLSKey }},
@@ -512,6 +519,11 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("acknowledge must be commit or spool, not %q", c.Acknowledge))
 	}
+	// clients compare it as a version (Puppetboard refuses to start on one
+	// it cannot parse), so a typo must stop reportdb, not them
+	if !puppetdbVersion.MatchString(c.PuppetDBVersion) {
+		errs = append(errs, fmt.Errorf("puppetdb-version must be a version such as 7.12.1 or 8.9.1 (three numbers separated by dots), not %q", c.PuppetDBVersion))
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("log-format must be text or json, not %q", c.LogFormat))
 	}
@@ -550,6 +562,8 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+var puppetdbVersion = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
 
 var dsnPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
 

@@ -207,3 +207,32 @@ func TestAcknowledge(t *testing.T) {
 		t.Errorf("spool without a spool: %v", err)
 	}
 }
+
+// TestPuppetDBVersion: the claimed PuppetDB version defaults to the one the
+// conformance answers were recorded from, comes from flag, environment or
+// file, and anything but MAJOR.MINOR.PATCH stops the start with a message
+// naming the setting.
+func TestPuppetDBVersion(t *testing.T) {
+	l, err := Load("serve", nil, env(nil), &bytes.Buffer{})
+	if err != nil || l.Config.PuppetDBVersion != "7.12.1" {
+		t.Fatalf("default: %v %q", err, l.Config.PuppetDBVersion)
+	}
+	l, err = Load("serve", []string{"--puppetdb-version", "8.9.1"}, env(nil), &bytes.Buffer{})
+	if err != nil || l.Config.PuppetDBVersion != "8.9.1" {
+		t.Fatalf("flag: %v", err)
+	}
+	l, err = Load("serve", nil, env(map[string]string{"REPORTDB_PUPPETDB_VERSION": "8.15.0"}), &bytes.Buffer{})
+	if err != nil || l.Config.PuppetDBVersion != "8.15.0" {
+		t.Fatalf("env: %v", err)
+	}
+	l, err = Load("serve", []string{"--config", writeFile(t, "puppetdb-version: 8.10.0\n")}, env(nil), &bytes.Buffer{})
+	if err != nil || l.Config.PuppetDBVersion != "8.10.0" {
+		t.Fatalf("file: %v", err)
+	}
+	for _, bad := range []string{"8", "8.9", "8.x.1", "v8.9.1", "8.9.1-SNAPSHOT", " 8.9.1", "8.9.1.0", ""} {
+		_, err := Load("serve", []string{"--puppetdb-version", bad}, env(nil), &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "puppetdb-version must be a version such as") || !strings.Contains(err.Error(), `"`+bad+`"`) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
