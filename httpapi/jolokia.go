@@ -193,7 +193,7 @@ func (s *Server) jolokiaAnswer(r *http.Request, q jolokiaRequest) any {
 	}
 	switch q.Type {
 	case "version":
-		return ok(orderedJSON{{"agent", "1.7.1"}, {"protocol", "7.2"}, {"info", orderedJSON{{"product", "reportdb"}, {"version", PuppetDBVersion}}}})
+		return ok(orderedJSON{{"agent", "1.7.1"}, {"protocol", "7.2"}, {"info", orderedJSON{{"product", "reportdb"}, {"version", s.cfg.PuppetDBVersion}}}})
 	case "search":
 		domain, pattern, _ := strings.Cut(q.MBean, ":")
 		var names []string

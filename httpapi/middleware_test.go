@@ -71,6 +71,7 @@ func TestRouteLabels(t *testing.T) {
 		"/pdb/query/v1":                       "retired",
 		"/pdb/query/v5/events":                "other",
 		"/pdb/meta/v1/version":                "meta/version",
+		"/pdb/meta/v1/server-time":            "meta/server-time",
 		"/status/v1/services":                 "status",
 		"/status/v1/services/puppetdb-status": "status",
 		"/v3/events":                          "v3/events",

@@ -68,6 +68,7 @@ var baseRoutes = []route{
 	{pattern: "/pdb/query/v4/nodes/{certname}", label: "nodes/<certname>", handler: method((*Server).handleNode)},
 	{pattern: "/pdb/query/v4", label: "root", handler: method((*Server).handleRoot)},
 	{pattern: "/pdb/meta/v1/version", label: "meta/version", handler: method((*Server).handleVersion)},
+	{pattern: "/pdb/meta/v1/server-time", label: "meta/server-time", handler: method((*Server).handleServerTime)},
 	{pattern: "GET /status/v1/services", label: "status", handler: method((*Server).handleStatusServices)},
 	{pattern: "GET /status/v1/services/{name}", label: "status", handler: method((*Server).handleStatusService)},
 
@@ -170,9 +171,25 @@ func (s *Server) handleUnrouted(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusFound)
 }
 
+// handleVersion answers PuppetDB's /pdb/meta/v1/version: any method, the
+// configured version as one pretty-printed object.
 func (s *Server) handleVersion(w http.ResponseWriter, r *http.Request) {
-	writeJSONObject(w, http.StatusOK, "version", PuppetDBVersion)
+	writeJSONObject(w, http.StatusOK, "version", s.cfg.PuppetDBVersion)
 }
 
-// PuppetDBVersion is the PuppetDB version whose API reportdb reproduces.
+// handleServerTime answers PuppetDB's /pdb/meta/v1/server-time (7.x and
+// 8.x alike, any method): the server's clock in UTC to the millisecond,
+// always three digits of them, as PuppetDB's JSON writes a timestamp.
+// pypuppetdb exposes it as server_time(), for clients that judge times by
+// the server's clock rather than their own.
+func (s *Server) handleServerTime(w http.ResponseWriter, r *http.Request) {
+	writeJSONObject(w, http.StatusOK, "server_time", s.cfg.Now().UTC().Format(serverTimeLayout))
+}
+
+// serverTimeLayout is PuppetDB's timestamp format (yyyy-MM-dd'T'HH:mm:ss.SSS'Z');
+// Go's .000 truncates to the millisecond as PuppetDB does.
+const serverTimeLayout = "2006-01-02T15:04:05.000Z"
+
+// PuppetDBVersion is the PuppetDB version whose API reportdb reproduces,
+// and the version it reports unless Config.PuppetDBVersion says otherwise.
 const PuppetDBVersion = "7.12.1"

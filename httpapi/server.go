@@ -40,6 +40,11 @@ type Config struct {
 	// commands other than "store report" and queries on entities reportdb
 	// does not hold go there; nodes are merged (upstream.go).
 	Upstream *upstream.Client
+	// PuppetDBVersion is the version reported at /pdb/meta/v1/version and
+	// as the puppetdb-status service_version ("": PuppetDBVersion). The API
+	// served is the same whatever it says: it is for clients that wait for
+	// an 8.x before using PuppetDB 8 behaviour reportdb has anyway.
+	PuppetDBVersion string
 }
 
 // Server is the HTTP API.
@@ -66,6 +71,9 @@ func New(cfg Config, backend engine.Backend, committer *ingest.Committer, log *s
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.PuppetDBVersion == "" {
+		cfg.PuppetDBVersion = PuppetDBVersion
 	}
 	if log == nil {
 		log = slog.Default()

@@ -23,7 +23,7 @@ func (s *Server) puppetdbStatus(r *http.Request) *jsonv.Object {
 	if !up {
 		state = "error"
 	}
-	return obj("service_version", PuppetDBVersion, "service_status_version", jsonv.Number("1"),
+	return obj("service_version", s.cfg.PuppetDBVersion, "service_status_version", jsonv.Number("1"),
 		"detail_level", "info", "state", state,
 		"status", obj("maintenance_mode?", false, "queue_depth", s.queueDepth(), "read_db_up?", up,
 			"write_db_up?", up, "write_dbs_up?", up, "write_db", obj("default", obj("up?", up))),

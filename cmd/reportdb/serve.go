@@ -194,7 +194,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 		log.Info("upstream PuppetDB", "url", up.URL())
 	}
 	api := httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxBodyBytes, QueryTimeout: cfg.QueryTimeout,
-		CorrectiveCounts: cfg.CorrectiveCounts, Upstream: up}, backend, committer, log)
+		CorrectiveCounts: cfg.CorrectiveCounts, Upstream: up, PuppetDBVersion: cfg.PuppetDBVersion}, backend, committer, log)
 
 	// the API behind its URL and query concurrency limits, which the
 	// dashboard's queries go through too

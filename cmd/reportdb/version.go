@@ -5,6 +5,8 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+
+	"reportdb/httpapi"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -28,6 +30,7 @@ func runVersion(w io.Writer) int {
 	if modified {
 		commit += "-dirty"
 	}
-	fmt.Fprintf(w, "reportdb %s\ncommit %s\n%s %s/%s\nPuppetDB API 7.12.1\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	// the API reproduced, whatever version serve is configured to report
+	fmt.Fprintf(w, "reportdb %s\ncommit %s\n%s %s/%s\nPuppetDB API %s\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH, httpapi.PuppetDBVersion)
 	return 0
 }
