@@ -12,6 +12,7 @@ func (s *Server) handleEventCounts(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.checkCatalogEnvironment(r, p.Events)
 	ctx, cancel := s.queryContext(r)
 	defer cancel()
 	s.respond(w, r, func(send sender) error {
@@ -64,6 +65,9 @@ func (s *Server) handleAggregate(w http.ResponseWriter, r *http.Request) {
 	_, ap, ok := compileCounts(s, w, r, KindAggregate, query.CompileAggregate)
 	if !ok {
 		return
+	}
+	for _, p := range ap.Pieces {
+		s.checkCatalogEnvironment(r, p.Events)
 	}
 	ctx, cancel := s.queryContext(r)
 	defer cancel()

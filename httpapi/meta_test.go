@@ -5,6 +5,7 @@ import (
 
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"reportdb/httpapi"
 	"reportdb/ingest"
+	"reportdb/query"
 	"reportdb/sqlite"
 )
 
@@ -95,5 +97,59 @@ func TestServerTime(t *testing.T) {
 	}
 	if r := do(t, h, "GET", "/pdb/meta/v1/server-time", nil, map[string]string{"Accept": "text/html"}); r.code != 406 {
 		t.Errorf("Accept text/html: %d", r.code)
+	}
+}
+
+// TestCatalogEnvironmentHint: a query that selects nodes by
+// catalog_environment, which nothing fills, is logged once an hour with
+// the settings that fill it, from any endpoint; not with
+// --catalog-environment-from-reports.
+func TestCatalogEnvironmentHint(t *testing.T) {
+	now := time.Date(2026, 3, 4, 5, 0, 0, 0, time.UTC)
+	h, logs := metaServer(t, httpapi.Config{Now: func() time.Time { return now }})
+	hints := func() int { return strings.Count(logs.String(), "--catalog-environment-from-reports") }
+	get := func(target string) {
+		t.Helper()
+		if r := do(t, h, "GET", target, nil, nil); r.code != 200 {
+			t.Fatalf("%s: %d %s", target, r.code, r.body)
+		}
+	}
+	q := url.QueryEscape
+	get("/pdb/query/v4/nodes?query=" + q(`["=","report_environment","production"]`))
+	get("/pdb/query/v4/nodes?query=" + q(`["extract",["certname","catalog_environment"]]`))
+	if n := hints(); n != 0 {
+		t.Fatalf("hint without a filter on catalog_environment: %s", logs)
+	}
+	get("/pdb/query/v4/nodes?query=" + q(`["=","catalog_environment","production"]`))
+	if n := hints(); n != 1 {
+		t.Fatalf("%d hints after the first filter: %s", n, logs)
+	}
+	line := logs.String()
+	for _, want := range []string{"level=WARN", "--upstream", "path=/pdb/query/v4/nodes", "at most once an hour"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("hint lacks %q: %s", want, line)
+		}
+	}
+	// the others within the hour stay quiet
+	now = now.Add(59 * time.Minute)
+	get("/pdb/query/v4?query=" + q(`nodes[certname]{catalog_environment = "production"}`))
+	get("/pdb/query/v4/events?query=" + q(`["in","certname",["extract","certname",["select_nodes",["=","catalog_environment","production"]]]]`))
+	get("/pdb/query/v4/event-counts?summarize_by=certname&query=" + q(`["in","certname",["extract","certname",["select_nodes",["=","catalog_environment","production"]]]]`))
+	get("/pdb/query/v4/nodes?order_by=" + q(`[{"field":"catalog_environment"}]`))
+	if n := hints(); n != 1 {
+		t.Fatalf("%d hints within the hour: %s", n, logs)
+	}
+	now = now.Add(time.Minute)
+	get("/pdb/query/v4/aggregate-event-counts?summarize_by=certname,resource&query=" + q(`["in","certname",["extract","certname",["select_nodes",["=","catalog_environment","production"]]]]`))
+	if n := hints(); n != 2 {
+		t.Fatalf("%d hints an hour later, want 2: %s", n, logs)
+	}
+
+	query.SetCatalogEnvironmentFromReports(true)
+	t.Cleanup(func() { query.SetCatalogEnvironmentFromReports(false) })
+	h, logs = metaServer(t, httpapi.Config{})
+	get("/pdb/query/v4/nodes?query=" + q(`["=","catalog_environment","production"]`))
+	if strings.Contains(logs.String(), "catalog_environment") {
+		t.Fatalf("hint with --catalog-environment-from-reports: %s", logs)
 	}
 }

@@ -97,6 +97,7 @@ func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, e *query.En
 // execute runs a plan (its total too when include_total is set) and
 // streams its rows.
 func (s *Server) execute(w http.ResponseWriter, r *http.Request, plan *query.Plan, opts *query.Options) {
+	s.checkCatalogEnvironment(r, plan)
 	ctx, cancel := s.queryContext(r)
 	defer cancel()
 	if opts.Explain {

@@ -56,6 +56,7 @@ type Server struct {
 	log        *slog.Logger
 	mux        *http.ServeMux
 	population population // /metrics/v2 population gauges (jolokia.go)
+	ceHint     catalogEnvironmentHint
 }
 
 // New builds the API over backend, submitting reports through committer.
