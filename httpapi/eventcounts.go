@@ -13,12 +13,12 @@ func (s *Server) handleEventCounts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.checkCatalogEnvironment(r, p.Events)
-	ctx, cancel := s.queryContext(r)
+	ctx, cancel := s.queryContextFor(r, opts.Timeout)
 	defer cancel()
 	s.respond(w, r, func(send sender) error {
-		return s.engine.EventCounts(ctx, p, opts.IncludeTotal, func(rows *engine.Rows, total int64) error {
+		return timedOut(ctx, s.engine.EventCounts(ctx, p, opts.IncludeTotal, func(rows *engine.Rows, total int64) error {
 			return send(rows, total, opts.Pretty)
-		})
+		}))
 	})
 }
 
@@ -62,19 +62,19 @@ func (s *Server) queryOptions(w http.ResponseWriter, r *http.Request, kind Kind)
 }
 
 func (s *Server) handleAggregate(w http.ResponseWriter, r *http.Request) {
-	_, ap, ok := compileCounts(s, w, r, KindAggregate, query.CompileAggregate)
+	opts, ap, ok := compileCounts(s, w, r, KindAggregate, query.CompileAggregate)
 	if !ok {
 		return
 	}
 	for _, p := range ap.Pieces {
 		s.checkCatalogEnvironment(r, p.Events)
 	}
-	ctx, cancel := s.queryContext(r)
+	ctx, cancel := s.queryContextFor(r, opts.Timeout)
 	defer cancel()
 	s.respond(w, r, func(send sender) error {
 		result, err := s.engine.AggregateEventCounts(ctx, ap)
 		if err != nil {
-			return err
+			return timedOut(ctx, err)
 		}
 		return send(&list{values: result}, -1, false)
 	})

@@ -10,7 +10,8 @@ import (
 // handleNode serves /pdb/query/v4/nodes/<certname>: one pretty object or 404.
 func (s *Server) handleNode(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("certname")
-	if err := checkSingleParams(r); err != nil {
+	opts, err := singleParams(r, KindNode)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -19,7 +20,7 @@ func (s *Server) handleNode(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ctx, cancel := s.queryContext(r)
+	ctx, cancel := s.queryContextFor(r, opts.Timeout)
 	defer cancel()
 	var row []byte
 	err = s.engine.Query(ctx, plan, false, func(rows *engine.Rows, _ int64) error {
@@ -32,7 +33,7 @@ func (s *Server) handleNode(w http.ResponseWriter, r *http.Request) {
 		return rows.Err()
 	})
 	if err != nil {
-		s.writeError(w, r, err)
+		s.writeError(w, r, timedOut(ctx, err))
 		return
 	}
 	if row == nil {

@@ -87,12 +87,16 @@ const (
 	KindEntity      // reports, environments, nodes
 	KindEventCounts
 	KindAggregate
-	KindSingle // /environments/<e>, /reports/<h>/metrics|logs, /nodes/<n>
+	KindSingle // /environments/<e>, /producers/<p>, /reports/<h>/metrics|logs
+	KindNode   // /nodes/<n>: KindSingle's names, read as a query's (timeout)
 	KindRoot
 )
 
+// globalParams are accepted by every query endpoint. timeout is PuppetDB
+// 8's (PDB-4937; OpenVoxDB src/puppetlabs/puppetdb/http/handlers.clj,
+// global-params).
 var globalParams = []string{"optimize_drop_unused_joins", "include_facts_expiration",
-	"include_package_inventory", "explain", "origin"}
+	"include_package_inventory", "explain", "origin", "timeout"}
 var pagingParams = []string{"query", "limit", "offset", "order_by", "include_total"}
 var distinctParams = []string{"distinct_resources", "distinct_start_time", "distinct_end_time"}
 
@@ -109,7 +113,7 @@ func allowed(k Kind) (names []string, required string) {
 	case KindAggregate:
 		names = append(append(names, "query", "summarize_by", "counts_filter", "count_by"), distinctParams...)
 		required = "summarize_by"
-	case KindSingle:
+	case KindSingle, KindNode:
 		names = append(names, "pretty")
 	case KindRoot:
 		names = append(append(names, pagingParams...), "pretty", "ast_only")
@@ -121,7 +125,7 @@ func allowed(k Kind) (names []string, required string) {
 // parseOptions validates the parameters of an endpoint of kind k in
 // PuppetDB's order (SPEC §9.4): JSON parsing of query/order_by/
 // counts_filter, missing then unknown parameters, order_by structure, limit,
-// offset, explain, the distinct_* combination. Endpoint-specific checks
+// offset, explain, timeout, the distinct_* combination. Endpoint-specific checks
 // (summarize_by values, order_by columns, the query itself) come later.
 func parseOptions(k Kind, params []param) (*query.Options, error) {
 	o := &query.Options{}
@@ -200,6 +204,17 @@ func parseOptions(k Kind, params []param) (*query.Options, error) {
 			return nil, reportdb.Errorf(reportdb.EINVALID, "Illegal value '%s' for :explain; expected `analyze`.", paramText(p))
 		}
 		o.Explain = true
+	}
+	if p := get["timeout"]; p != nil {
+		d, err := parseTimeout(p)
+		// PuppetDB checks only the names of the parameters of
+		// /environments/<e>, /producers/<p> and a report's metrics and
+		// logs (validate-query-params): there a value it cannot read is
+		// ignored
+		if err != nil && k != KindSingle {
+			return nil, err
+		}
+		o.Timeout = d
 	}
 	o.IncludeTotal = boolParam(get["include_total"])
 	o.Pretty = boolParam(get["pretty"])

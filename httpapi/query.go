@@ -98,21 +98,21 @@ func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, e *query.En
 // streams its rows.
 func (s *Server) execute(w http.ResponseWriter, r *http.Request, plan *query.Plan, opts *query.Options) {
 	s.checkCatalogEnvironment(r, plan)
-	ctx, cancel := s.queryContext(r)
+	ctx, cancel := s.queryContextFor(r, opts.Timeout)
 	defer cancel()
 	if opts.Explain {
 		lines, err := s.engine.Explain(ctx, plan)
 		if err != nil {
-			s.writeError(w, r, err)
+			s.writeError(w, r, timedOut(ctx, err))
 			return
 		}
 		writeCompact(w, http.StatusOK, []any{&jsonv.Object{Keys: []string{"query plan"}, Values: []any{lines}}})
 		return
 	}
 	s.respond(w, r, func(send sender) error {
-		return s.engine.Query(ctx, plan, opts.IncludeTotal, func(rows *engine.Rows, total int64) error {
+		return timedOut(ctx, s.engine.Query(ctx, plan, opts.IncludeTotal, func(rows *engine.Rows, total int64) error {
 			return send(rows, total, opts.Pretty)
-		})
+		}))
 	})
 }
 

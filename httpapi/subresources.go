@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"reportdb"
 	"reportdb/query"
@@ -22,11 +23,12 @@ var (
 )
 
 // requireParent answers 404 (or the error) and returns false unless the
-// parent named name exists.
-func (s *Server) requireParent(w http.ResponseWriter, r *http.Request, p parent, name string) bool {
-	ctx, cancel := s.queryContext(r)
+// parent named name exists; timeout is the client's (0: none).
+func (s *Server) requireParent(w http.ResponseWriter, r *http.Request, p parent, name string, timeout time.Duration) bool {
+	ctx, cancel := s.queryContextFor(r, timeout)
 	defer cancel()
 	ok, err := s.engine.Exists(ctx, p.entity, p.field, name)
+	err = timedOut(ctx, err)
 	if err == nil && !ok {
 		err = notFound(p.kind, name)
 	}
@@ -38,15 +40,21 @@ func (s *Server) requireParent(w http.ResponseWriter, r *http.Request, p parent,
 }
 
 // checkSingleParams validates the query string of an endpoint that answers
-// one object (/nodes/<certname>, /environments/<name>, /reports/<hash>/logs
-// and /metrics): only pretty is accepted, as PuppetDB does.
+// one object (/environments/<name>, /reports/<hash>/logs and /metrics;
+// /nodes/<certname> as KindNode): only pretty is accepted (besides the
+// global parameters), as PuppetDB does.
 func checkSingleParams(r *http.Request) error {
+	_, err := singleParams(r, KindSingle)
+	return err
+}
+
+// singleParams is checkSingleParams, with the options read (the timeout).
+func singleParams(r *http.Request, kind Kind) (*query.Options, error) {
 	params, err := parseQueryString(r.URL.RawQuery)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = parseOptions(KindSingle, params)
-	return err
+	return parseOptions(kind, params)
 }
 
 func notFound(kind, name string) error {
@@ -58,15 +66,16 @@ func notFound(kind, name string) error {
 func (s *Server) reportBlobHandler(column string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		hash := r.PathValue("hash")
-		if err := checkSingleParams(r); err != nil {
+		opts, err := singleParams(r, KindSingle)
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		ctx, cancel := s.queryContext(r)
+		ctx, cancel := s.queryContextFor(r, opts.Timeout)
 		defer cancel()
 		data, err := s.reportDocument(ctx, r, hash, column)
 		if err != nil {
-			s.writeError(w, r, err)
+			s.writeError(w, r, timedOut(ctx, err))
 			return
 		}
 		w.Header().Set("Content-Type", ctJSON)
@@ -99,11 +108,12 @@ func (s *Server) reportDocument(ctx context.Context, r *http.Request, hash, colu
 // handleEnvironment serves /environments/<name> (any method).
 func (s *Server) handleEnvironment(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if err := checkSingleParams(r); err != nil {
+	opts, err := singleParams(r, KindSingle)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if !s.requireParent(w, r, environmentParent, name) {
+	if !s.requireParent(w, r, environmentParent, name, opts.Timeout) {
 		return
 	}
 	writeJSONObject(w, http.StatusOK, "name", name)
@@ -130,7 +140,9 @@ func (s *Server) listHandler(p parent, e *query.Entity, kind Kind, filters ...pa
 			s.writeError(w, r, errMethod)
 			return
 		}
-		if p.param != "" && !s.requireParent(w, r, p, r.PathValue(p.param)) {
+		// before the parameters are read, as PuppetDB checks the parent
+		// outside its query handling: the client's timeout is not known yet
+		if p.param != "" && !s.requireParent(w, r, p, r.PathValue(p.param), 0) {
 			return
 		}
 		params, err := s.readParams(r)

@@ -2,6 +2,7 @@ package query
 
 import (
 	"strings"
+	"time"
 
 	"reportdb"
 	"reportdb/jsonv"
@@ -26,6 +27,10 @@ type Options struct {
 	SummarizeBy  string
 	CountBy      string
 	CountsFilter any
+	// Timeout is the client's timeout parameter (PuppetDB 8): how long the
+	// query may run, within the server's own limit. 0: not given, or 0
+	// (no limit of the client's).
+	Timeout time.Duration
 }
 
 // OrderSpec is one validated order_by entry (the field not yet resolved).

@@ -56,6 +56,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("DistinctCounts", func(t *testing.T) { RunDistinctCounts(t, open) })
 	t.Run("LongValues", func(t *testing.T) { RunLongValues(t, open) })
 	t.Run("QueryLimits", func(t *testing.T) { RunQueryLimits(t, open) })
+	t.Run("QueryTimeout", func(t *testing.T) { RunQueryTimeout(t, open) })
 }
 
 // Served reports whether a conformance case group (the "endpoint" field of

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,11 +18,27 @@ import (
 // the HTTP answer. The query is held by a lock the test takes, so without
 // the cancellation it would stay in pg_stat_activity.
 func TestQueryTimeoutCancelsPostgresWork(t *testing.T) {
+	heldQueryCancelled(t, 500*time.Millisecond, "/pdb/query/v4/reports",
+		"The query was cancelled because it ran longer than the query timeout")
+}
+
+// TestTimeoutParameterCancelsPostgresWork: PuppetDB 8's timeout parameter
+// (OpenVoxDB's src/puppetlabs/puppetdb/http/query.clj, parse-timeout)
+// ends a query well before --query-timeout, the same way.
+func TestTimeoutParameterCancelsPostgresWork(t *testing.T) {
+	heldQueryCancelled(t, time.Minute, "/pdb/query/v4/reports?timeout=0.5",
+		"The query was cancelled because it ran longer than its timeout parameter (0.5 seconds)")
+}
+
+// heldQueryCancelled runs target, held by a lock, on a server with
+// queryTimeout: it must be answered 503 with want within 5 s, and its
+// statement be gone from pg_stat_activity shortly after.
+func heldQueryCancelled(t *testing.T, queryTimeout time.Duration, target, want string) {
 	cfg := config.Defaults()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.DataDir = t.TempDir()
 	cfg.Database = pgtest.NewDatabase(t)
-	cfg.QueryTimeout = 500 * time.Millisecond
+	cfg.QueryTimeout = queryTimeout
 	base := "http://" + startInProcess(t, cfg).HTTP
 	body, cn := corpusReport(t, 0)
 	if status, msg, err := submit(http.DefaultClient, base, body, cn); err != nil || status != 200 {
@@ -66,7 +81,7 @@ func TestQueryTimeoutCancelsPostgresWork(t *testing.T) {
 	done := make(chan answer, 1)
 	start := time.Now()
 	go func() {
-		resp, err := http.Get(base + "/pdb/query/v4/reports")
+		resp, err := http.Get(base + target)
 		if err != nil {
 			done <- answer{0, err.Error()}
 			return
@@ -85,7 +100,7 @@ func TestQueryTimeoutCancelsPostgresWork(t *testing.T) {
 		t.Fatal("the held query never showed in pg_stat_activity")
 	}
 	a := <-done
-	if a.code != 503 || !strings.Contains(a.msg, "query timeout") {
+	if a.code != 503 || a.msg != want {
 		t.Fatalf("query held past the timeout: %d %q", a.code, a.msg)
 	}
 	if d := time.Since(start); d > 5*time.Second {

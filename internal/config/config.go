@@ -142,7 +142,7 @@ var Settings = []*Setting{
 	{Key: "database", Help: "PostgreSQL `URL`, e.g. postgres://user@host/db; empty: embedded database", Secret: true, field: func(c *Config) any { return &c.Database }},
 	{Key: "max-connections", Help: "PostgreSQL connection pool size `N`; 0: automatic: max-concurrent-queries + 1 (the slot kept for small queries) + writers + 2, at least 8, so that writers never wait behind queries for a connection", field: func(c *Config) any { return &c.MaxConnections }},
 	{Key: "max-body-bytes", Help: "largest accepted report body in bytes (`N`), after gzip decoding; larger gets 413", field: func(c *Config) any { return &c.MaxBodyBytes }},
-	{Key: "query-timeout", Help: "longest a query may run (`DURATION`)", field: func(c *Config) any { return &c.QueryTimeout }},
+	{Key: "query-timeout", Help: "longest a query may run (`DURATION`); a query's timeout parameter (PuppetDB 8) can shorten it, never lengthen it", field: func(c *Config) any { return &c.QueryTimeout }},
 	{Key: "slow-query", Help: "queries slower than this (`DURATION`) are logged at WARN with their parameters; 0: off", field: func(c *Config) any { return &c.SlowQuery }},
 	{Key: "max-batch", Help: "most reports committed in one transaction (`N`)", field: func(c *Config) any { return &c.MaxBatch }},
 	{Key: "writers", Help: "batches written concurrently (`N`); 0: automatic: on PostgreSQL 1 on machines of 1-2 CPUs, else 3; 1 on SQLite", field: func(c *Config) any { return &c.Writers }},
