@@ -4,7 +4,8 @@
 // API at start-up and every refresh interval (reports stored by other
 // instances, retention), and updated by every report this instance stores
 // (ingest.Committer.OnStored), so that a scrape never reads the database:
-// it walks one map.
+// it walks one map. Like PuppetDB's queries, it holds active nodes only:
+// deactivated and expired ones are counted apart (Forget, and each load).
 package fleet
 
 import (
@@ -34,6 +35,18 @@ type node struct {
 	observed    int64 // ns of the local Observe (0: loaded)
 }
 
+// inactiveNode is a deactivated or expired node.
+type inactiveNode struct {
+	deactivated bool // else expired; deactivated wins when it is both
+	// until: a report with a later producer_timestamp makes the node
+	// active again (the store clears both marks when a report is newer
+	// than either: the earlier of the two). For a node Forget removed, the
+	// producer_timestamp of its latest report as tracked: the deactivation
+	// is at least as new (the store refuses an older one), so no report
+	// up to it reactivates the node.
+	until int64 // ms
+}
+
 // Tracker is the fleet state and its collector.
 type Tracker struct {
 	unresponsive time.Duration
@@ -41,11 +54,15 @@ type Tracker struct {
 
 	mu       sync.Mutex
 	nodes    map[string]*node
+	inactive map[string]inactiveNode
 	hours    *hours
 	recent   []recent // observed since the current load began
-	loading  bool
-	loadedAt time.Time
-	hoursAt  time.Time // when the hourly counts were last loaded
+	// forgotten: the nodes Forget removed while a load ran, which the
+	// load's queries may still have seen active
+	forgotten []string
+	loading   bool
+	loadedAt  time.Time
+	hoursAt   time.Time // when the hourly counts were last loaded
 
 	runDuration prometheus.Histogram
 	nodesDesc   *prometheus.Desc
@@ -54,6 +71,7 @@ type Tracker struct {
 	failedDesc  *prometheus.Desc
 	changedDesc *prometheus.Desc
 	loadedDesc  *prometheus.Desc
+	inactDesc   *prometheus.Desc
 }
 
 // RunDurationBuckets are the buckets of reportdb_fleet_run_duration_seconds.
@@ -69,7 +87,7 @@ func New(unresponsive time.Duration, now func() time.Time) *Tracker {
 		unresponsive = 2 * time.Hour
 	}
 	return &Tracker{
-		unresponsive: unresponsive, now: now, nodes: map[string]*node{}, hours: newHours(),
+		unresponsive: unresponsive, now: now, nodes: map[string]*node{}, inactive: map[string]inactiveNode{}, hours: newHours(),
 		runDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "reportdb_fleet_run_duration_seconds",
 			Help:    "Puppet run duration (the report's time/total metric) of the reports stored by this instance since it started.",
@@ -88,10 +106,15 @@ func New(unresponsive time.Duration, now func() time.Time) *Tracker {
 			"Resources with a success (change) event in the nodes' latest reports, by environment.", []string{"environment"}, nil),
 		loadedDesc: prometheus.NewDesc("reportdb_fleet_state_loaded_timestamp_seconds",
 			"When the fleet state was last loaded from the database (0: not yet).", nil, nil),
+		inactDesc: prometheus.NewDesc("reportdb_fleet_inactive_nodes",
+			"Nodes left out of the other fleet series, as out of PuppetDB's queries: deactivated (the deactivate node command) or expired (no report for node-ttl); a node that is both counts as deactivated.",
+			[]string{"state"}, nil),
 	}
 }
 
-// Observe records a report this instance stored.
+// Observe records a report this instance stored. A report newer than a
+// node's deactivation or expiry makes it active again, as in the store;
+// an older one is counted in the hours but leaves the node out.
 func (t *Tracker) Observe(r *reportdb.Report) {
 	n := summarize(r)
 	if d, ok := runTime(r.Metrics); ok {
@@ -99,11 +122,38 @@ func (t *Tracker) Observe(r *reportdb.Report) {
 	}
 	n.observed = time.Now().UnixNano()
 	t.mu.Lock()
-	if old := t.nodes[r.Certname]; old == nil || old.producerTS < n.producerTS {
+	active := true
+	if in, ok := t.inactive[r.Certname]; ok {
+		if active = n.producerTS > in.until; active {
+			delete(t.inactive, r.Certname)
+		}
+	}
+	if old := t.nodes[r.Certname]; active && (old == nil || old.producerTS < n.producerTS) {
 		t.nodes[r.Certname] = n
 	}
 	t.observeHoursLocked(r)
 	t.mu.Unlock()
+}
+
+// Forget removes a node deactivated on this instance at once (httpapi's
+// Config.OnDeactivated), rather than at the next load: it leaves the node
+// counts and counts as deactivated until a newer report. The hourly
+// counts keep its reports, which stay stored.
+func (t *Tracker) Forget(certname string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	in := inactiveNode{deactivated: true}
+	if n := t.nodes[certname]; n != nil {
+		in.until = n.producerTS
+	}
+	if old, ok := t.inactive[certname]; ok {
+		in.until = max(in.until, old.until)
+	}
+	delete(t.nodes, certname)
+	t.inactive[certname] = in
+	if t.loading {
+		t.forgotten = append(t.forgotten, certname)
+	}
 }
 
 func summarize(r *reportdb.Report) *node {
@@ -376,6 +426,7 @@ func (t *Tracker) load(ctx context.Context, api dashboard.API, withHours bool) e
 	t.mu.Lock()
 	t.loading = true
 	t.recent = t.recent[:0]
+	t.forgotten = t.forgotten[:0]
 	t.mu.Unlock()
 	defer func() {
 		t.mu.Lock()
@@ -466,15 +517,61 @@ func (t *Tracker) load(ctx context.Context, api dashboard.API, withHours bool) e
 	if err != nil {
 		return err
 	}
+	// the inactive nodes (the queries above leave them out, as PuppetDB's
+	// root endpoint does)
+	inactive := map[string]inactiveNode{}
+	_, err = api.Query(ctx, dashboard.Request{Query: []any{"from", "nodes", []any{"extract",
+		[]any{"certname", "deactivated", "expired"}, []any{"=", "node_state", "inactive"}}}}, func(row json.RawMessage) error {
+		var r struct {
+			Certname    string  `json:"certname"`
+			Deactivated *string `json:"deactivated"`
+			Expired     *string `json:"expired"`
+		}
+		if err := json.Unmarshal(row, &r); err != nil {
+			return err
+		}
+		in := inactiveNode{deactivated: r.Deactivated != nil}
+		switch {
+		case r.Deactivated != nil && r.Expired != nil:
+			in.until = min(ms(*r.Deactivated), ms(*r.Expired))
+		case r.Deactivated != nil:
+			in.until = ms(*r.Deactivated)
+		case r.Expired != nil:
+			in.until = ms(*r.Expired)
+		}
+		inactive[r.Certname] = in
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	t.mu.Lock()
+	// what changed while the queries ran: nodes forgotten (unless a newer
+	// report brought them back since), reports observed
+	for _, c := range t.forgotten {
+		if t.nodes[c] == nil {
+			delete(loaded, c)
+			if _, ok := inactive[c]; !ok {
+				inactive[c] = t.inactive[c]
+			}
+		}
+	}
 	for c, n := range t.nodes {
 		if n.observed >= started {
+			if in, ok := inactive[c]; ok {
+				if n.producerTS <= in.until {
+					continue
+				}
+				delete(inactive, c)
+			}
 			if l := loaded[c]; l == nil || l.producerTS < n.producerTS {
 				loaded[c] = n
 			}
 		}
 	}
 	t.nodes = loaded
+	t.inactive = inactive
+	t.forgotten = t.forgotten[:0]
 	if withHours {
 		t.applyRecentLocked(hours)
 		t.hours = hours.hours
@@ -511,7 +608,7 @@ func (t *Tracker) Run(ctx context.Context, api dashboard.API, interval time.Dura
 
 // Describe implements prometheus.Collector.
 func (t *Tracker) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{t.nodesDesc, t.unrespDesc, t.ageDesc, t.failedDesc, t.changedDesc, t.loadedDesc} {
+	for _, d := range []*prometheus.Desc{t.nodesDesc, t.unrespDesc, t.ageDesc, t.failedDesc, t.changedDesc, t.loadedDesc, t.inactDesc} {
 		ch <- d
 	}
 	t.runDuration.Describe(ch)
@@ -538,15 +635,25 @@ type Snapshot struct {
 	Changed      map[string]int
 	NewestEnd    int64 // ms, 0: no report
 	Loaded       time.Time
+	// Inactive: "deactivated" and "expired" -> nodes (not in Nodes).
+	Inactive map[string]int
 }
 
 // Snapshot summarises the state.
 func (t *Tracker) Snapshot() Snapshot {
 	cutoff := t.now().Add(-t.unresponsive).UnixMilli()
-	s := Snapshot{Nodes: map[[2]string]int{}, Failed: map[string]int{}, Changed: map[string]int{}}
+	s := Snapshot{Nodes: map[[2]string]int{}, Failed: map[string]int{}, Changed: map[string]int{},
+		Inactive: map[string]int{"deactivated": 0, "expired": 0}}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s.Loaded = t.loadedAt
+	for _, in := range t.inactive {
+		if in.deactivated {
+			s.Inactive["deactivated"]++
+		} else {
+			s.Inactive["expired"]++
+		}
+	}
 	for _, n := range t.nodes {
 		st := t.status(n, cutoff)
 		s.Nodes[[2]string{st, n.env}]++
@@ -589,5 +696,9 @@ func (t *Tracker) Collect(ch chan<- prometheus.Metric) {
 		loaded = float64(s.Loaded.UnixNano()) / 1e9
 	}
 	ch <- prometheus.MustNewConstMetric(t.loadedDesc, prometheus.GaugeValue, loaded)
+	// both states always, so that a rule on either has a series to read
+	for _, st := range []string{"deactivated", "expired"} {
+		ch <- prometheus.MustNewConstMetric(t.inactDesc, prometheus.GaugeValue, float64(s.Inactive[st]), st)
+	}
 	t.runDuration.Collect(ch)
 }

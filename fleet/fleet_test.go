@@ -246,12 +246,15 @@ func scannedHours(t *testing.T, api dashboard.API) (hours, failing map[string]in
 	t.Helper()
 	hourFn := []any{"function", "to_string", "producer_timestamp", "YYYY-MM-DD HH24"}
 	hours, failing = map[string]int{}, map[string]int{}
+	// every node's reports, inactive ones too: the history of the reports
+	// stored (fleet/hours.go)
+	anyNode := []any{"=", "node_state", "any"}
 	for _, g := range rows(t, api, []any{"from", "reports", []any{"extract", []any{[]any{"function", "count"}, "status", hourFn},
-		[]any{"null?", "hash", false}, []any{"group_by", "status", hourFn}}}) {
+		[]any{"and", []any{"null?", "hash", false}, anyNode}, []any{"group_by", "status", hourFn}}}) {
 		hours[g["to_string"].(string)+" "+g["status"].(string)] = int(g["count"].(float64))
 	}
 	for _, g := range rows(t, api, []any{"from", "events", []any{"extract", []any{[]any{"function", "count"}, "resource_type", "resource_title"},
-		[]any{"and", []any{"=", "status", "failure"}, []any{"null?", "report", false}}, []any{"group_by", "resource_type", "resource_title"}}}) {
+		[]any{"and", []any{"=", "status", "failure"}, []any{"null?", "report", false}, anyNode}, []any{"group_by", "resource_type", "resource_title"}}}) {
 		failing[g["resource_type"].(string)+"["+g["resource_title"].(string)+"]"] = int(g["count"].(float64))
 	}
 	return hours, failing

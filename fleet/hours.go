@@ -17,6 +17,13 @@ import (
 // the number of hours and failing resources kept, not the number of
 // reports and events: reading the tables themselves took 22 s at 10,000
 // nodes and 14 days, on every instance every HoursRefresh.
+//
+// They count the reports of every node, inactive ones too (node_state
+// "any"): the rollups do not know which node a count is of, so the
+// root endpoint's implicit "active nodes only" would make both queries
+// read the tables whenever some node is deactivated or expired, which
+// with node-ttl is nearly always. It is the history of the reports
+// stored, which a deactivation does not change, and what Observe counts.
 
 // bucket is one hour: reports by status (by producer_timestamp) and
 // failure events by resource (by event timestamp), the resource by its
@@ -134,6 +141,9 @@ func (t *Tracker) applyRecentLocked(l *hoursLoad) {
 	}
 }
 
+// anyNode is node_state "any": every node's rows (see above).
+var anyNode = []any{"=", "node_state", "any"}
+
 // loadHours reads the hourly counts through the API: reports by status
 // and hour of producer_timestamp, failure events by resource and hour of
 // their timestamp (the rollups answer both).
@@ -151,7 +161,7 @@ func loadHours(ctx context.Context, api dashboard.API) (*hoursLoad, error) {
 	l.reportsBegan = time.Now().UnixNano()
 	_, err := api.Query(ctx, dashboard.Request{Query: []any{"from", "reports", []any{"extract",
 		[]any{[]any{"function", "count"}, "status", hourFn("producer_timestamp")},
-		[]any{"group_by", "status", hourFn("producer_timestamp")}}}}, func(row json.RawMessage) error {
+		anyNode, []any{"group_by", "status", hourFn("producer_timestamp")}}}}, func(row json.RawMessage) error {
 		var g struct {
 			Count  int     `json:"count"`
 			Status *string `json:"status"`
@@ -171,7 +181,7 @@ func loadHours(ctx context.Context, api dashboard.API) (*hoursLoad, error) {
 	l.failuresBegan = time.Now().UnixNano()
 	_, err = api.Query(ctx, dashboard.Request{Query: []any{"from", "events", []any{"extract",
 		[]any{[]any{"function", "count"}, "resource_type", "resource_title", hourFn("timestamp")},
-		[]any{"=", "status", "failure"},
+		[]any{"and", []any{"=", "status", "failure"}, anyNode},
 		[]any{"group_by", "resource_type", "resource_title", hourFn("timestamp")}}}}, func(row json.RawMessage) error {
 		var g struct {
 			Count int    `json:"count"`
