@@ -53,11 +53,11 @@ func newTestServer(t *testing.T) *testServer {
 	t.Cleanup(func() { db.Close() })
 	c := ingest.NewCommitter(db, 64)
 	t.Cleanup(c.Close)
-	api := httpapi.New(httpapi.Config{}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	// as serve wires it: the fleet state loaded through the API, then
-	// updated by ingest (half the corpus before the load, half after)
+	// updated by ingest and by deactivations
 	tr := fleet.New(unresponsive, func() time.Time { return now })
 	c.OnStored = tr.Observe
+	api := httpapi.New(httpapi.Config{OnDeactivated: tr.Forget}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	conformance.LoadCorpus(t, api)
 	if err := tr.Load(context.Background(), dashboard.InProcess(api)); err != nil {
 		t.Fatal(err)
@@ -543,6 +543,48 @@ func TestBrowserPages(t *testing.T) {
 	}
 	if got := b.eval(`document.activeElement.name`); got != `"q"` {
 		t.Errorf(`"/" focused %s, want the certname field`, got)
+	}
+
+	// ---- a node deactivated through the command endpoint: out of the
+	// overview's counts, one line links the inactive nodes, its page marks it
+	deactivate(t, s.h, busiest, now)
+	b.open(s.URL + "/ui/")
+	if got := b.text("#nodes-total"); got != fmt.Sprint(len(nodes)-1) {
+		t.Errorf("overview total after a deactivation: %q, want %d", got, len(nodes)-1)
+	}
+	if got := b.text("#inactive-nodes"); !strings.HasPrefix(got, "1 inactive node (deactivated or expired)") {
+		t.Errorf("overview's inactive line: %q", got)
+	}
+	b.follow(chromedp.Click(chromedp.CSS(`#inactive-nodes a`)))
+	b.shot("nodes-inactive")
+	if got := b.texts("#nodes-table tbody td:first-child"); len(got) != 1 || got[0] != busiest {
+		t.Errorf("inactive nodes: %v, want %s", got, busiest)
+	}
+	if got := b.text("#nodes-table tbody td:nth-child(3)"); got != "inactive" {
+		t.Errorf("an inactive node's status: %q", got)
+	}
+	if got := b.text("#nodes-table tbody [data-inactive]"); got != "deactivated" {
+		t.Errorf("an inactive node's Inactive since: %q", got)
+	}
+	if got := b.eval(`document.querySelector("select[name=state]").value`); got != `"inactive"` {
+		t.Errorf("the state selector shows %s", got)
+	}
+	b.follow(chromedp.Click(chromedp.CSS(`#nodes-table tbody td:first-child a`)))
+	b.shot("node-inactive")
+	if got := b.text("#node-inactive"); !strings.HasPrefix(got, "Deactivated") {
+		t.Errorf("the deactivated node's page: %q", got)
+	}
+	if got := len(b.texts("#reports-table tbody tr")); got != len(reps) {
+		t.Errorf("the deactivated node's page: %d report rows, want %d", got, len(reps))
+	}
+	// the selector through the form: every node
+	b.open(s.URL + "/ui/nodes")
+	if err := chromedp.Do(b.ctx, chromedp.SetValue(chromedp.CSS(`select[name=state]`), "any")); err != nil {
+		t.Fatal(err)
+	}
+	b.follow(chromedp.Submit(chromedp.CSS(`select[name=state]`)))
+	if got := b.text(".pageinfo"); !strings.Contains(got, fmt.Sprintf(" of %d", len(nodes))) {
+		t.Errorf("state any: %q, want all %d nodes", got, len(nodes))
 	}
 
 	// ---- without JavaScript the pages are plain links and forms

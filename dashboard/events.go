@@ -52,6 +52,11 @@ func (f EventFilter) conditions() [][3]string {
 	if !f.Until.IsZero() {
 		c = append(c, [3]string{"<", "timestamp", isoTime(f.Until)})
 	}
+	// the events of one node or report whatever the node's state, as its
+	// pages link here; the others follow PuppetDB: active nodes only
+	if f.Node != "" || f.Report != "" {
+		c = append(c, [3]string{"=", "node_state", "any"})
+	}
 	return c
 }
 

@@ -46,6 +46,8 @@ var funcs = template.FuncMap{
 			return "st-skipped"
 		case "unresponsive":
 			return "st-unresponsive"
+		case "inactive":
+			return "st-inactive"
 		}
 		return "st-other"
 	},
@@ -272,3 +274,10 @@ func from(entity string, fields []any, filter any, groupBy ...any) []any {
 }
 
 func count() []any { return []any{"function", "count"} }
+
+// anyNode is node_state "any": the root endpoint leaves deactivated and
+// expired nodes out of every query that does not name node_state (as
+// PuppetDB does), so the queries about one node or report, which must
+// show it whatever its state, and the history of the reports stored add
+// this.
+var anyNode = []any{"=", "node_state", "any"}

@@ -53,12 +53,15 @@ type resourceCount struct {
 
 type nodeData struct {
 	Certname, Environment, LatestStatus string
-	Reports                             []reportRow
-	Pager                               pager
-	Timeline                            []timelineCell
-	Resources                           []resourceCount
-	Chart                               *chart
-	Runs                                int
+	// Inactive is "deactivated" or "expired" ("" for an active node),
+	// since InactiveSince.
+	Inactive, InactiveSince string
+	Reports                 []reportRow
+	Pager                   pager
+	Timeline                []timelineCell
+	Resources               []resourceCount
+	Chart                   *chart
+	Runs                    int
 }
 
 func (d *Dashboard) node(w http.ResponseWriter, r *http.Request) {
@@ -69,9 +72,11 @@ func (d *Dashboard) node(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	nodes, _, err := queryAll[nodeRow](ctx, d.o.API, Request{Query: from("nodes",
-		[]any{"certname", "report_environment", "latest_report_status", "latest_report_noop_pending", "report_timestamp", "latest_report_hash"},
-		[]any{"=", "certname", certname})})
+	// node_state any here and in every query of the page: the root
+	// endpoint leaves a deactivated or expired node out otherwise, and its
+	// page would be "no node"
+	nodes, _, err := queryAll[nodeRow](ctx, d.o.API, Request{Query: from("nodes", nodeFields,
+		[]any{"and", []any{"=", "certname", certname}, anyNode})})
 	if err != nil {
 		d.fail(w, r, 500, err)
 		return
@@ -82,8 +87,9 @@ func (d *Dashboard) node(w http.ResponseWriter, r *http.Request) {
 	}
 	n := nodes[0]
 	data := &nodeData{Certname: certname, Environment: str(n.Environment),
-		LatestStatus: nodeStatus(n.Status, n.NoopPending, n.ReportTime, d.o.Now().Add(-d.o.Unresponsive))}
-	byNode := []any{"=", "certname", certname}
+		LatestStatus: n.shownStatus(d.o.Now().Add(-d.o.Unresponsive))}
+	data.Inactive, data.InactiveSince = n.inactivity()
+	byNode := []any{"and", []any{"=", "certname", certname}, anyNode}
 	rows, total, err := queryAll[reportRow](ctx, d.o.API, Request{Query: from("reports",
 		[]any{"hash", "status", "end_time", "producer_timestamp", "environment", "noop", "noop_pending", "configuration_version", "metrics"},
 		byNode), OrderBy: []Order{{"producer_timestamp", "desc"}}, Limit: reportsPageSize, Offset: (page - 1) * reportsPageSize, Total: true})
@@ -141,7 +147,7 @@ func (d *Dashboard) node(w http.ResponseWriter, r *http.Request) {
 		// (and filtered here: a status filter made SQLite prefer its
 		// status index, 0.7 s against 60 ms)
 		evs, _, err = queryAll[grp](ctx, d.o.API, Request{Query: from("events",
-			[]any{"resource_type", "resource_title", "status"}, []any{"in", "report", []any{"array", hashes}})})
+			[]any{"resource_type", "resource_title", "status"}, []any{"and", []any{"in", "report", []any{"array", hashes}}, anyNode})})
 		for _, e := range evs {
 			if e.Status == "success" || e.Status == "failure" {
 				e.Count = 1

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"time"
 )
 
 // nodesPageSize is the default of the nodes page's n (rows per page);
@@ -23,7 +24,12 @@ type nodeRow struct {
 	NoopPending *bool   `json:"latest_report_noop_pending"`
 	ReportTime  *string `json:"report_timestamp"`
 	Hash        *string `json:"latest_report_hash"`
+	Deactivated *string `json:"deactivated"`
+	Expired     *string `json:"expired"`
 	Shown       string  `json:"-"`
+	// InactiveHow is "deactivated" or "expired" ("" for an active node),
+	// since InactiveSince.
+	InactiveHow, InactiveSince string `json:"-"`
 	// Counts and run time of the latest report, from its metrics.
 	Latest *latestCounts `json:"-"`
 }
@@ -40,14 +46,49 @@ type nodesData struct {
 	Status, Environment, Q, N string
 	Regex                     bool
 	Sort, Order               string
-	Statuses, Envs            []string
-	Rows                      []nodeRow
-	Pager                     pager
-	Sorts                     []sortLink
+	// State is the node_state shown: active (PuppetDB's default),
+	// inactive (deactivated or expired) or any.
+	State                  string
+	Statuses, Envs, States []string
+	Rows                   []nodeRow
+	Pager                  pager
+	Sorts                  []sortLink
 }
 
 type sortLink struct {
 	Field, Label, Link, Current string
+}
+
+// nodeStates are the values of the nodes page's state (PuppetDB's
+// node_state), the default first.
+var nodeStates = []string{"active", "inactive", "any"}
+
+// nodeFields are what the nodes page and the node page read of a node.
+var nodeFields = []any{"certname", "report_environment", "latest_report_status", "latest_report_noop_pending",
+	"report_timestamp", "latest_report_hash", "deactivated", "expired"}
+
+// inactivity tells whether a node is deactivated or expired, and since
+// when: deactivated wins when it is both (the fleet metrics count it so),
+// "" when it is active.
+func (n *nodeRow) inactivity() (how, since string) {
+	switch {
+	case n.Deactivated != nil:
+		return "deactivated", *n.Deactivated
+	case n.Expired != nil:
+		return "expired", *n.Expired
+	}
+	return "", ""
+}
+
+// shownStatus is the status a row shows: "inactive" for a deactivated or
+// expired node, whose latest report no longer tells its health (an
+// expired node would otherwise read unresponsive, as if it were expected
+// to report).
+func (n *nodeRow) shownStatus(cutoff time.Time) string {
+	if how, _ := n.inactivity(); how != "" {
+		return "inactive"
+	}
+	return nodeStatus(n.Status, n.NoopPending, n.ReportTime, cutoff)
 }
 
 // nodeSorts are the sortable columns: dashboard name -> API field.
@@ -59,7 +100,15 @@ var nodeSorts = map[string]string{
 func (d *Dashboard) nodes(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
 	data := &nodesData{Status: v.Get("status"), Environment: v.Get("environment"), Q: v.Get("q"),
-		Regex: v.Get("regex") != "", Sort: v.Get("sort"), Order: v.Get("order"), N: v.Get("n"), Statuses: Statuses}
+		Regex: v.Get("regex") != "", Sort: v.Get("sort"), Order: v.Get("order"), N: v.Get("n"), Statuses: Statuses,
+		State: v.Get("state"), States: nodeStates}
+	if data.State == "" {
+		data.State = "active"
+	}
+	if !contains(nodeStates, data.State) {
+		d.fail(w, r, 400, badRequest("unknown state %q: one of active, inactive, any", data.State))
+		return
+	}
 	if data.Sort == "" {
 		data.Sort = "certname"
 	}
@@ -93,7 +142,7 @@ func (d *Dashboard) nodes(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, 400, err)
 		return
 	}
-	var nameFilter, envFilter any
+	var nameFilter, envFilter, stateFilter any
 	if data.Q != "" {
 		pat := regexp.QuoteMeta(data.Q)
 		if data.Regex {
@@ -104,15 +153,21 @@ func (d *Dashboard) nodes(w http.ResponseWriter, r *http.Request) {
 	if data.Environment != "" {
 		envFilter = []any{"=", "report_environment", data.Environment}
 	}
+	// active needs no filter: the root endpoint leaves inactive nodes out
+	// unless a query names node_state
+	if data.State != "active" {
+		stateFilter = []any{"=", "node_state", data.State}
+	}
 	ctx := r.Context()
 	orders := []Order{{field, data.Order}}
 	if field != "certname" {
 		orders = append(orders, Order{"certname", "asc"})
 	}
 	// without a certname filter the fleet state knows the total: the API
-	// need not count the nodes (half the page's time at 10,000 nodes)
+	// need not count the nodes (half the page's time at 10,000 nodes). It
+	// holds active nodes only.
 	total, known := 0, false
-	if nameFilter == nil && d.o.Fleet != nil && d.o.Fleet.Ready() {
+	if nameFilter == nil && data.State == "active" && d.o.Fleet != nil && d.o.Fleet.Ready() {
 		known = true
 		for st, envs := range d.o.Fleet.NodeCounts(cutoff) {
 			if data.Status != "" && st != data.Status {
@@ -125,9 +180,8 @@ func (d *Dashboard) nodes(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	rows, apiTotal, err := queryAll[nodeRow](ctx, d.o.API, Request{Query: from("nodes",
-		[]any{"certname", "report_environment", "latest_report_status", "latest_report_noop_pending", "report_timestamp", "latest_report_hash"},
-		and(sf, envFilter, nameFilter)), OrderBy: orders, Limit: size, Offset: (page - 1) * size, Total: !known})
+	rows, apiTotal, err := queryAll[nodeRow](ctx, d.o.API, Request{Query: from("nodes", nodeFields,
+		and(sf, envFilter, nameFilter, stateFilter)), OrderBy: orders, Limit: size, Offset: (page - 1) * size, Total: !known})
 	if err != nil {
 		d.fail(w, r, 500, err)
 		return
@@ -136,7 +190,8 @@ func (d *Dashboard) nodes(w http.ResponseWriter, r *http.Request) {
 		total = apiTotal
 	}
 	for i := range rows {
-		rows[i].Shown = nodeStatus(rows[i].Status, rows[i].NoopPending, rows[i].ReportTime, cutoff)
+		rows[i].Shown = rows[i].shownStatus(cutoff)
+		rows[i].InactiveHow, rows[i].InactiveSince = rows[i].inactivity()
 	}
 	if err := d.latestCounts(ctx, rows); err != nil {
 		d.fail(w, r, 500, err)
@@ -156,7 +211,7 @@ func (d *Dashboard) nodes(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Strings(data.Envs)
 	base := url.Values{}
-	for _, k := range []string{"status", "environment", "q", "regex", "sort", "order", "n"} {
+	for _, k := range []string{"status", "environment", "state", "q", "regex", "sort", "order", "n"} {
 		if s := v.Get(k); s != "" {
 			base.Set(k, s)
 		}
@@ -174,7 +229,7 @@ func (d *Dashboard) nodes(w http.ResponseWriter, r *http.Request) {
 			o = "desc"
 		}
 		data.Sorts = append(data.Sorts, sortLink{Field: s.f, Label: s.l, Current: cur,
-			Link: link(Prefix+"nodes", "status", data.Status, "environment", data.Environment, "q", data.Q,
+			Link: link(Prefix+"nodes", "status", data.Status, "environment", data.Environment, "state", v.Get("state"), "q", data.Q,
 				"regex", v.Get("regex"), "sort", s.f, "order", o, "n", v.Get("n"))})
 	}
 	d.render(w, r, "nodes", "Nodes", data)
@@ -198,8 +253,10 @@ func (d *Dashboard) latestCounts(ctx context.Context, rows []nodeRow) error {
 		Hash    string      `json:"hash"`
 		Metrics metricsBlob `json:"metrics"`
 	}
+	// node_state any: the rows may be inactive nodes (state=inactive or
+	// any), whose reports the root endpoint leaves out otherwise
 	reps, _, err := queryAll[rep](ctx, d.o.API, Request{Query: from("reports", []any{"hash", "metrics"},
-		[]any{"in", "hash", []any{"array", hashes}})})
+		[]any{"and", []any{"in", "hash", []any{"array", hashes}}, anyNode})})
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,10 @@ type overviewData struct {
 	FailingSince string
 	Failures     []failureRow
 	Newest       string
+	// Inactive: the deactivated and expired nodes, which the counts above
+	// leave out; InactiveLink lists them.
+	Inactive     int
+	InactiveLink string
 }
 
 func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
@@ -149,6 +153,20 @@ func (d *Dashboard) overviewData(ctx context.Context) (*overviewData, error) {
 		data.Totals.Cells = append(data.Totals.Cells, cell{Status: s, Count: n, Link: link(Prefix+"nodes", "status", s)})
 		data.Totals.Total += n
 	}
+	// one count over the inactive nodes' index (few rows), so that nodes
+	// leaving the counts above do not go unnoticed
+	type cnt struct {
+		Count int `json:"count"`
+	}
+	inactive, _, err := queryAll[cnt](ctx, d.o.API, Request{Query: from("nodes", []any{count()},
+		[]any{"=", "node_state", "inactive"})})
+	if err != nil {
+		return nil, err
+	}
+	if len(inactive) > 0 {
+		data.Inactive = inactive[0].Count
+	}
+	data.InactiveLink = link(Prefix+"nodes", "state", "inactive")
 
 	newest, err := d.newestReport(ctx, "desc")
 	if err != nil {
@@ -230,9 +248,10 @@ func (d *Dashboard) failing(ctx context.Context, start, end time.Time, limit int
 		Type  string `json:"resource_type"`
 		Title string `json:"resource_title"`
 	}
+	// every node's, as the fleet state counts them (see hourBuckets)
 	frs, _, err := queryAll[fr](ctx, d.o.API, Request{Query: from("events",
 		[]any{count(), "resource_type", "resource_title"},
-		[]any{"and", []any{"=", "status", "failure"}, []any{">=", "timestamp", isoTime(start)}, []any{"<", "timestamp", isoTime(end)}},
+		[]any{"and", []any{"=", "status", "failure"}, []any{">=", "timestamp", isoTime(start)}, []any{"<", "timestamp", isoTime(end)}, anyNode},
 		"resource_type", "resource_title")})
 	if err != nil {
 		return nil, err
@@ -257,9 +276,13 @@ func (d *Dashboard) hourBuckets(ctx context.Context, filter any, start, end time
 		Status *string `json:"status"`
 		Hour   string  `json:"to_string"`
 	}
+	// the reports of every node, inactive ones too, as the fleet state
+	// counts them: the history of the reports stored, which the rollups
+	// answer (the implicit "active nodes only" would make this read every
+	// report of the window as soon as one node is inactive)
 	rows, _, err := queryAll[grp](ctx, d.o.API, Request{Query: from("reports",
 		[]any{count(), "status", hour},
-		and([]any{">=", "producer_timestamp", isoTime(start)}, []any{"<", "producer_timestamp", isoTime(end)}, filter),
+		and([]any{">=", "producer_timestamp", isoTime(start)}, []any{"<", "producer_timestamp", isoTime(end)}, filter, anyNode),
 		"status", hour)})
 	if err != nil {
 		return nil, err

@@ -296,7 +296,7 @@ func (d *Dashboard) report(w http.ResponseWriter, r *http.Request) {
 	evs, evTotal, err := queryAll[eventRow](ctx, d.o.API, Request{Query: from("events",
 		[]any{"status", "timestamp", "resource_type", "resource_title", "property", "old_value", "new_value", "message",
 			"file", "line", "containment_path", "containing_class"},
-		[]any{"=", "report", hash}), OrderBy: []Order{{"timestamp", "asc"}, {"resource_type", "asc"}, {"resource_title", "asc"}, {"property", "asc"}},
+		[]any{"and", []any{"=", "report", hash}, anyNode}), OrderBy: []Order{{"timestamp", "asc"}, {"resource_type", "asc"}, {"resource_title", "asc"}, {"property", "asc"}},
 		Limit: maxReportRows, Total: true})
 	if err != nil {
 		d.fail(w, r, 500, err)
@@ -345,7 +345,9 @@ func readReport(ctx context.Context, api API, hash string, x any) (reportDocs, b
 		[]any{"certname", "status", "environment", "configuration_version", "puppet_version", "start_time", "end_time",
 			"producer_timestamp", "receive_time", "transaction_uuid", "catalog_uuid", "cached_catalog_status", "code_id",
 			"job_id", "type", "producer", "noop", "noop_pending", "report_format", "metrics", "logs"},
-		[]any{"=", "hash", hash})}
+		// a report of a deactivated or expired node too (see anyNode): the
+		// node's page links to them
+		[]any{"and", []any{"=", "hash", hash}, anyNode})}
 	found := false
 	read := func(r io.Reader) error {
 		dec := json.NewDecoder(r)
