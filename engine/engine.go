@@ -9,8 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"reportdb/jsonv"
 	"reportdb/query"
@@ -180,6 +182,10 @@ func render[P any](d sqlgen.Dialect, p P, withTotal bool, rows, count func(sqlge
 // Query runs a plan and calls fn with its rows and, when withTotal is
 // set, the number of rows it has without limit and offset (else -1).
 func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn func(rows *Rows, total int64) error) error {
+	p, err := e.nodeStates(ctx, p)
+	if err != nil {
+		return err
+	}
 	// A page of events reads its reports apart (sqlgen.ReportsApart), but
 	// for one with a total: that runs in a snapshot, on one connection,
 	// and reading the reports on another while holding it could wait for
@@ -188,7 +194,7 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 	// A page of reports reads its events apart (sqlgen.EventsApart), in
 	// the snapshot too: there the events are read on the snapshot's
 	// connection once the page's rows are.
-	err := e.query(ctx, p, withTotal, !withTotal && !e.noApart, !e.noApart, fn)
+	err = e.query(ctx, p, withTotal, !withTotal && !e.noApart, !e.noApart, fn)
 	if errors.Is(err, errReportGone) || errors.Is(err, errPageTooLarge) || errors.Is(err, errEventsShape) {
 		err = e.query(ctx, p, withTotal, false, false, fn)
 	}
@@ -245,6 +251,59 @@ func (e *Engine) query(ctx context.Context, p *query.Plan, withTotal, reportsApa
 			return enc.appendRow(b, rows)
 		}}, total)
 	})
+}
+
+// nodeStates resolves the node_state tests of p when no node is inactive
+// (query.ResolveNodeState). The check reads the inactive nodes' index
+// alone; a node deactivated while the query runs may still be answered as
+// active by it, as by a PuppetDB that has not processed the command yet.
+//
+// Nodes expire a week after their last report, so a fleet nearly always
+// has some; events of a window that none of them reported in (a day's
+// events, the commonest root query) are all of active nodes, and p's own
+// tests are resolved then too, so that such a query keeps its rollups.
+// Its subqueries, which may read anything, keep theirs.
+func (e *Engine) nodeStates(ctx context.Context, p *query.Plan) (*query.Plan, error) {
+	if !p.HasNodeState() {
+		return p, nil
+	}
+	inactive, err := e.anyInactive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !inactive {
+		return query.ResolveNodeState(p), nil
+	}
+	from, _, ok := sqlgen.EventTimeWindow(p)
+	if !ok || from == math.MinInt64 {
+		return p, nil
+	}
+	recent, err := scalar(ctx, e.b, sqlgen.AnyInactiveNodeSince(e.b.Dialect(), from-longestRun))
+	if err != nil || recent > 0 {
+		return p, err
+	}
+	return query.ResolveOwnNodeState(p), nil
+}
+
+// longestRun bounds how long before its events a run started (an event
+// is timed during its run).
+const longestRun = int64(24 * time.Hour / time.Millisecond)
+
+// countsNodeStates is nodeStates for event counts.
+func (e *Engine) countsNodeStates(ctx context.Context, p *query.CountsPlan) (*query.CountsPlan, error) {
+	if !p.Events.HasNodeState() {
+		return p, nil
+	}
+	inactive, err := e.anyInactive(ctx)
+	if err != nil || inactive {
+		return p, err
+	}
+	return query.ResolveCountsNodeState(p), nil
+}
+
+func (e *Engine) anyInactive(ctx context.Context) (bool, error) {
+	n, err := scalar(ctx, e.b, &sqlgen.Built{SQL: sqlgen.AnyInactiveNode})
+	return n > 0, err
 }
 
 // options are how the statements of plan p are rendered: over a window
@@ -390,6 +449,10 @@ func idRange(days []daySpan, in func(daySpan) bool) (lo, hi int64, ok bool) {
 // EventCounts runs an event-counts plan: rows are
 // {"failures":..,"skips":..,"successes":..,"noops":..,"subject_type":..,"subject":{..}}.
 func (e *Engine) EventCounts(ctx context.Context, p *query.CountsPlan, withTotal bool, fn func(rows *Rows, total int64) error) error {
+	p, err := e.countsNodeStates(ctx, p)
+	if err != nil {
+		return err
+	}
 	built, count, err := render(e.b.Dialect(), p, withTotal, sqlgen.EventCounts, sqlgen.EventCountsTotal)
 	if err != nil {
 		return err
@@ -434,7 +497,13 @@ func (e *Engine) EventCounts(ctx context.Context, p *query.CountsPlan, withTotal
 // all read in one snapshot.
 func (e *Engine) AggregateEventCounts(ctx context.Context, ap *query.AggregatePlan) ([]any, error) {
 	builts := make([]*sqlgen.Built, len(ap.Pieces))
+	pieces := make([]*query.CountsPlan, len(ap.Pieces))
 	for i, p := range ap.Pieces {
+		p, err := e.countsNodeStates(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		pieces[i] = p
 		b, err := sqlgen.Aggregate(e.b.Dialect(), p)
 		if err != nil {
 			return nil, err
@@ -447,7 +516,7 @@ func (e *Engine) AggregateEventCounts(ctx context.Context, ap *query.AggregatePl
 	var result []any
 	err := e.b.Snapshot(ctx, func(q store.Querier) error {
 		for i, b := range builts {
-			p := ap.Pieces[i]
+			p := pieces[i]
 			counts := query.CountColumns(p.Corrective)
 			vals := make([]any, len(counts)+1)
 			dest := make([]any, len(vals))
@@ -487,6 +556,10 @@ func (e *Engine) AggregateEventCounts(ctx context.Context, ap *query.AggregatePl
 // a narrowed query (see narrowing), the statement of its head; for a
 // keyed one (see keying), the statement on the keys' ids.
 func (e *Engine) Explain(ctx context.Context, p *query.Plan) (any, error) {
+	p, err := e.nodeStates(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	d := e.b.Dialect()
 	opts, narrowed, k := strategy(d, p, options(d, p))
 	built, err := sqlgen.Select(d, p, opts...)

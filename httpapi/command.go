@@ -51,6 +51,10 @@ func (s *Server) handleCommand(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if cmd.name == "deactivate node" {
+		s.deactivateNode(w, r, cmd, body, receive, wait)
+		return
+	}
 	rep, err := wire.Decode(cmd.version, cmd.payload, receive.UnixMilli())
 	body, cmd.payload = nil, nil
 	releaseBody(r) // what is kept from here on is the decoded report
@@ -245,8 +249,16 @@ func parseCommand(rawQuery string, body []byte) (*command, error) {
 	if !ok {
 		return nil, c.invalid("Version must be a valid integer.")
 	}
-	if name != "store report" {
-		return nil, c.invalid(fmt.Sprintf("reportdb stores reports only; the command %q is not supported.", name))
+	switch name {
+	case "store report":
+	case "deactivate node":
+		if n < 1 || n > maxDeactivateVersion {
+			return nil, c.invalid(fmt.Sprintf("Version %d of command \"deactivate node\" is not supported. The supported versions are 1 to %d.", n, maxDeactivateVersion))
+		}
+		c.version = n
+		return c, nil
+	default:
+		return nil, c.invalid(fmt.Sprintf("reportdb stores reports and node deactivations only; the command %q is not supported.", name))
 	}
 	if n < wire.MinVersion {
 		return nil, c.invalid(fmt.Sprintf("Version %d of command \"store report\" is retired. The minimum supported version is %d.", n, wire.MinVersion))

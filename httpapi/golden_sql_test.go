@@ -43,6 +43,11 @@ func (r *recorder) Query(_ context.Context, st store.Statement) (store.Rows, err
 func (r *recorder) Ping(context.Context) error                                { return nil }
 func (r *recorder) DeleteReportsBefore(context.Context, int64) (int64, error) { return 0, nil }
 func (r *recorder) Close() error                                              { return nil }
+func (r *recorder) DeactivateNode(context.Context, string, int64) (bool, error) {
+	return false, nil
+}
+func (r *recorder) ExpireNodes(context.Context, int64, int64) ([]string, error) { return nil, nil }
+func (r *recorder) PurgeNodes(context.Context, int64, int) ([]string, error)    { return nil, nil }
 
 type noRows struct{}
 

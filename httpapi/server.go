@@ -15,7 +15,6 @@ import (
 	"reportdb"
 	"reportdb/engine"
 	"reportdb/ingest"
-	"reportdb/query"
 	"reportdb/upstream"
 )
 
@@ -45,6 +44,11 @@ type Config struct {
 	// served is the same whatever it says: it is for clients that wait for
 	// an 8.x before using PuppetDB 8 behaviour reportdb has anyway.
 	PuppetDBVersion string
+	// OnDeactivated, when set, is called with the certname of each node a
+	// "deactivate node" command deactivated (not for a stale command), so
+	// that state kept beside the database (the fleet metrics) drops the
+	// node at once instead of at its next reload.
+	OnDeactivated func(certname string)
 }
 
 // Server is the HTTP API.
@@ -79,7 +83,6 @@ func New(cfg Config, backend engine.Backend, committer *ingest.Committer, log *s
 	if log == nil {
 		log = slog.Default()
 	}
-	query.SetNodeStateTracking(cfg.Upstream != nil)
 	s := &Server{cfg: cfg, backend: backend, engine: engine.New(backend), committer: instrumentedCommitter{committer}, log: log, mux: http.NewServeMux()}
 	s.routes()
 	return s

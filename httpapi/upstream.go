@@ -23,9 +23,10 @@ import (
 // Upstream mode (Config.Upstream): reportdb stores reports itself and
 // stands in front of an existing PuppetDB for everything else.
 //
-//   - /pdb/cmd/v1: "store report" is stored here; every other command
-//     (replace facts, replace catalog, catalog inputs, deactivate node,
-//     configure expiration) is forwarded as received.
+//   - /pdb/cmd/v1: "store report" is stored here; "deactivate node" is
+//     recorded here, then forwarded, so that both sides agree on the
+//     node's state; every other command (replace facts, replace catalog,
+//     catalog inputs, configure expiration) is forwarded as received.
 //   - Queries on entities reportdb does not hold (facts, catalogs,
 //     resources, inventory, ..., their sub-paths, and the root endpoint's
 //     ["from", <such entity>] / PQL) are forwarded; the answer is streamed
@@ -126,8 +127,8 @@ func (s *Server) upstreamCommand(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if name := r.URL.Query().Get("command"); name != "" {
-		if normalizeCommand(name) == "store report" {
-			return false
+		if n := normalizeCommand(name); n == "store report" || n == "deactivate node" {
+			return false // handleCommand (which forwards a deactivation once it is recorded)
 		}
 		s.forward(w, r, nil)
 		return true
@@ -154,7 +155,7 @@ func (s *Server) upstreamCommand(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	name, _ := o.Get("command")
-	if n, ok := name.(string); !ok || normalizeCommand(n) == "store report" {
+	if n, ok := name.(string); !ok || normalizeCommand(n) == "store report" || normalizeCommand(n) == "deactivate node" {
 		return false
 	}
 	s.forward(w, r, raw)

@@ -91,7 +91,7 @@ func TestUpstreamForwardsCommands(t *testing.T) {
 	if r.code != 200 || !strings.Contains(r.body, `"upstream":"/pdb/cmd/v1"`) {
 		t.Fatalf("replace facts: %d %s", r.code, r.body)
 	}
-	// the envelope form, gzip: forwarded byte for byte with its encoding
+	// the envelope form, gzip: recorded here, then forwarded (decoded)
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write([]byte(`{"command":"deactivate node","version":3,"payload":{"certname":"b.example.com"}}`))
@@ -102,8 +102,15 @@ func TestUpstreamForwardsCommands(t *testing.T) {
 	}
 	got := f.requests()[n:]
 	if len(got) != 2 || got[0].Body != facts || got[0].RawQuery != "command=replace_facts&version=5&certname=a.example.com" ||
-		got[1].Body != gz.String() || got[1].Encoding != "gzip" {
+		got[1].Body != `{"command":"deactivate node","version":3,"payload":{"certname":"b.example.com"}}` || got[1].Encoding != "" {
 		t.Fatalf("upstream received %+v", got)
+	}
+	// and recorded here: b's reports leave the root endpoint's answers
+	for _, q := range []string{`["from","reports",["=","certname","b.example.com"]]`, `["from","events",["=","certname","b.example.com"]]`} {
+		r = do(t, h, "GET", "/pdb/query/v4?query="+url.QueryEscape(q), nil, nil)
+		if r.code != 200 || r.body != "[]" {
+			t.Errorf("%s after deactivating b: %d %.200s", q, r.code, r.body)
+		}
 	}
 	// store report stays here
 	cn, body := freshReport(t)

@@ -282,6 +282,7 @@ func (db *DB) storeBatch(ctx context.Context, reports []*reportdb.Report) ([]rep
 	batch := &pgx.Batch{}
 	batch.Queue(lockNodes, c.certname)
 	batch.Queue(storeStatement, append(append(c.args(), e.args()...), c.countArgs()...)...)
+	batch.Queue(activateNodes, c.certname, c.producerTS)
 	// one round trip, one implicit transaction (pgx runs a batch as one)
 	br := db.pool.SendBatch(ctx, batch)
 	defer br.Close()
@@ -303,6 +304,9 @@ func (db *DB) storeBatch(ctx context.Context, reports []*reportdb.Report) ([]rep
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if _, err := br.Exec(); err != nil {
 		return nil, err
 	}
 	// the implicit transaction commits at the end of the batch: only then

@@ -52,12 +52,24 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 	if err != nil {
 		return deleted, err
 	}
+	n, err := deleteReportBatches(ctx, conn.Conn(), "producer_timestamp < $1", cutoff)
+	deleted += n
+	if err != nil {
+		return deleted, err
+	}
+	return deleted, db.afterDelete(ctx, conn.Conn(), deleted)
+}
+
+// deleteReportBatches deletes the reports for which where (a condition on
+// reports with one argument, $1) holds, retentionBatch at a time, each
+// batch with its events, data and rollup deltas in one statement.
+func deleteReportBatches(ctx context.Context, conn *pgx.Conn, where string, arg any) (deleted int64, err error) {
 	for {
 		var n int64
 		done := store.TimeStep(ctx, "batches")
 		if err := retryTransient(ctx, 2, func() error {
 			return conn.QueryRow(ctx, `WITH gone AS (DELETE FROM reports WHERE id IN
-		    (SELECT id FROM reports WHERE producer_timestamp < $1 LIMIT $2)
+		    (SELECT id FROM reports WHERE `+where+` LIMIT $2)
 		  RETURNING id, certname, producer_timestamp, type, environment, status, noop, noop_pending, cached_catalog_status),
 		cn AS (UPDATE certnames SET latest_report_id = NULL WHERE latest_report_id IN (SELECT id FROM gone)),
 		lrep AS (DELETE FROM latest_reports WHERE certname IN (SELECT certname FROM gone) AND id IN (SELECT id FROM gone)),
@@ -69,16 +81,21 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 		er AS (`+sqlgen.EventRollupDelta(`(SELECT ev.timestamp, ev.status, ev.resource_type, g.environment
 		  FROM ev JOIN gone g ON g.id = ev.report_id)`, -1)+`),
 		fr AS (`+sqlgen.FailureRollupDelta("ev", -1)+`)
-		SELECT count(*) FROM gone`, cutoff, retentionBatch).Scan(&n)
+		SELECT count(*) FROM gone`, arg, retentionBatch).Scan(&n)
 		}); err != nil {
 			return deleted, err
 		}
 		done()
 		deleted += n
 		if n < retentionBatch {
-			break
+			return deleted, nil
 		}
 	}
+}
+
+// afterDelete drops what no distinct window may read any more and the
+// environments no report names, after deleted reports went.
+func (db *DB) afterDelete(ctx context.Context, conn *pgx.Conn, deleted int64) error {
 	// resource_latest has no index on ts (migration 0008): the stale rows
 	// are found by a scan (in chunks), run when this run deleted something
 	// or this process has not run it yet (another instance's deletes)
@@ -86,19 +103,17 @@ func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, err
 	stale := deleted > 0 || !db.staleChecked
 	db.mu.Unlock()
 	if stale {
-		if err := dropStaleLatest(ctx, conn.Conn()); err != nil {
-			return deleted, err
+		if err := dropStaleLatest(ctx, conn); err != nil {
+			return err
 		}
 		db.mu.Lock()
 		db.staleChecked = true
 		db.mu.Unlock()
 	}
 	defer store.TimeStep(ctx, "environments")()
-	if _, err := conn.Exec(ctx, `DELETE FROM environments
-		WHERE name NOT IN (`+sqlgen.StoredEnvironments()+`)`); err != nil {
-		return deleted, err
-	}
-	return deleted, nil
+	_, err := conn.Exec(ctx, `DELETE FROM environments
+		WHERE name NOT IN (`+sqlgen.StoredEnvironments()+`)`)
+	return err
 }
 
 // retryTransient runs fn, a statement or transaction of its own, again

@@ -49,7 +49,7 @@ func CompileEntity(e *Entity, o *Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	activeOnly(p, q)
+	activeOnly(p, q, false)
 	if err := applyPaging(p, o, orders); err != nil {
 		return nil, err
 	}
@@ -130,14 +130,21 @@ func compileTop(e *Entity, n ast.Node) (*Plan, error) {
 }
 
 // activeOnly adds PuppetDB's implicit "active nodes only" condition to a
-// root or /nodes query on nodes that does not mention node_state. Every
-// node reportdb knows is active (it has no deactivate command), so the
-// condition is always true and adds nothing, unless node state is tracked
-// (an upstream PuppetDB says which nodes are deactivated).
-func activeOnly(p *Plan, q ast.Node) {
-	if p.Entity == Nodes && trackNodeState && !mentionsNodeState(q) {
+// query that does not mention node_state: on the root endpoint to every
+// entity with nodes (root), on the entity endpoints to nodes only (SPEC
+// §12.9: /events and /reports answer for every node).
+func activeOnly(p *Plan, q ast.Node, root bool) {
+	if (p.Entity == Nodes || root) && hasNodes(p.Entity) && !mentionsNodeState(q) {
 		p.Filter = AndExpr(p.Filter, nodeStateExpr(p.Entity, true))
 	}
+}
+
+// hasNodes reports whether e's rows belong to nodes whose activity is
+// known (nodes, reports, events; not environments or the always-empty
+// entities).
+func hasNodes(e *Entity) bool {
+	f := e.Field("certname")
+	return f != nil && f.Table != EmptyTable && f.Table != NoTable
 }
 
 // mentionsNodeState reports whether a query tests node_state (or
@@ -499,11 +506,12 @@ func nodeState(e *Entity, v any) (Expr, error) {
 	return nil, invalidf("No matching clause: %s", s)
 }
 
-// nodeStateExpr filters on node activity. reportdb stores reports only and
-// has no "deactivate node" command, so every node it knows is active: the
-// filter is a constant (and costs the query nothing).
+// nodeStateExpr filters on node activity: a NodeState on entities with
+// nodes (the engine turns it into a constant when no node is inactive,
+// see ResolveNodeState), a constant on the others, whose rows have no
+// node.
 func nodeStateExpr(e *Entity, active bool) Expr {
-	if trackNodeState && e == Nodes {
+	if hasNodes(e) {
 		return NodeState{Field: e.Field("certname"), Active: active}
 	}
 	return Const{Value: active}
@@ -756,7 +764,7 @@ func compileFrom(t ast.From, top bool) (*Plan, error) {
 	}
 	p, err := compileTop(ent, q)
 	if err == nil && top {
-		activeOnly(p, q)
+		activeOnly(p, q, true)
 	}
 	if err == nil && !top && p.Columns == nil {
 		err = invalidf("A [\"from\", ...] subquery used with 'in' must extract fields: [\"from\", \"%s\", [\"extract\", [fields], query]]", name)

@@ -122,16 +122,6 @@ func SetCatalogEnvironmentFromReports(on bool) {
 	}
 }
 
-// trackNodeState makes node_state filters on nodes real NodeState
-// expressions (see SetNodeStateTracking).
-var trackNodeState bool
-
-// SetNodeStateTracking makes node_state (and the implicit "active nodes
-// only" of /nodes) compile to NodeState expressions on the nodes entity
-// instead of constants, for a server that learns deactivation from an
-// upstream PuppetDB. Process-wide; call it before serving.
-func SetNodeStateTracking(on bool) { trackNodeState = on }
-
 // CatalogEnvironmentFromReports reports whether
 // SetCatalogEnvironmentFromReports is on.
 func CatalogEnvironmentFromReports() bool {

@@ -101,9 +101,8 @@ type LatestReport struct {
 }
 
 // NodeState filters on the activity of the row's node (Field is its
-// certname): only when node state is tracked (SetNodeStateTracking);
-// otherwise every node reportdb knows is active and node_state compiles
-// to a constant.
+// certname): node_state, ["node","active"] and the implicit "active nodes
+// only" (see ResolveNodeState).
 type NodeState struct {
 	Field  *Field
 	Active bool // true: active nodes; false: deactivated or expired

@@ -109,7 +109,10 @@ func prepare(ctx context.Context, tx *sql.Tx) (*statements, error) {
 		st, err = tx.PrepareContext(ctx, q)
 		return st
 	}
-	s.certname = p(`INSERT INTO certnames (certname) VALUES (?) ON CONFLICT (certname) DO NOTHING`)
+	// a report newer than the node's deactivation or expiry makes it
+	// active again (also when the report is a duplicate, as in PuppetDB)
+	s.certname = p(`INSERT INTO certnames (certname) VALUES (?1) ON CONFLICT (certname) DO UPDATE
+		SET deactivated = NULL, expired = NULL WHERE deactivated < ?2 OR expired < ?2`)
 	s.report = p(insertReport)
 	s.event = p(insertEvent)
 	s.env = p(`INSERT INTO environments (name) VALUES (?) ON CONFLICT (name) DO NOTHING`)
@@ -133,7 +136,7 @@ func (s *statements) close() {
 // store writes one report; resourceEvents is its rendered resource_events
 // document (nil without events).
 func (s *statements) store(ctx context.Context, r *reportdb.Report, resourceEvents []byte) (reportdb.Outcome, int64, error) {
-	if _, err := s.certname.ExecContext(ctx, r.Certname); err != nil {
+	if _, err := s.certname.ExecContext(ctx, r.Certname, r.ProducerTimestamp); err != nil {
 		return 0, 0, fmt.Errorf("certname: %w", err)
 	}
 	c := store.CountEvents(r)

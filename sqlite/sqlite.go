@@ -246,44 +246,53 @@ func (r *sqlRows) NumColumns() int {
 // DeleteReportsBefore implements store.Backend.
 func (db *DB) DeleteReportsBefore(ctx context.Context, cutoff int64) (n int64, err error) {
 	err = db.inWriteTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE certnames SET latest_report_id = NULL
-		WHERE latest_report_id IN (SELECT id FROM reports WHERE producer_timestamp < ?)`, cutoff); err != nil {
-			return err
-		}
-		// the rollups stop counting what goes (the single writer holds the
-		// lock: nothing changes between this and the deletes)
-		if err := countInRollups(ctx, tx, "r.producer_timestamp < ?1", cutoff, -1); err != nil {
-			return err
-		}
-		// no distinct window starting at or before a deleted event is
-		// answered from resource_latest any more (query/sqlgen/distinct.go)
-		if _, err := tx.ExecContext(ctx, `UPDATE distinct_state SET valid_from = MAX(valid_from, n.ts + 1)
-		FROM (SELECT MAX(e.timestamp) AS ts FROM resource_events e JOIN reports r ON r.id = e.report_id
-		  WHERE r.producer_timestamp < ?) n WHERE n.ts IS NOT NULL`, cutoff); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM resource_events
-		WHERE report_id IN (SELECT id FROM reports WHERE producer_timestamp < ?)`, cutoff); err != nil {
-			return err
-		}
-		// what no window may read any more
-		if _, err := tx.ExecContext(ctx, `DELETE FROM resource_latest
-		WHERE ts < (SELECT MAX(valid_from) FROM distinct_state)`); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM distinct_rollup
-		WHERE bucket + width <= (SELECT MAX(valid_from) FROM distinct_state)`); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM reports WHERE producer_timestamp < ?`, cutoff)
-		if err != nil {
-			return err
-		}
-		n, _ = res.RowsAffected()
-		_, err = tx.ExecContext(ctx, `DELETE FROM environments
-		WHERE name NOT IN (`+sqlgen.StoredEnvironments()+`)`)
+		n, err = deleteReports(ctx, tx, "r.producer_timestamp < ?1", cutoff)
 		return err
 	})
+	return n, err
+}
+
+// deleteReports deletes the reports r for which where (a condition on
+// reports r with one argument, ?1) holds, their events, and what the
+// rollups and resource_latest count of them, in tx; the environments no
+// report names any more go too.
+func deleteReports(ctx context.Context, tx *sql.Tx, where string, arg any) (int64, error) {
+	gone := "(SELECT r.id FROM reports r WHERE " + where + ")"
+	if _, err := tx.ExecContext(ctx, `UPDATE certnames SET latest_report_id = NULL
+		WHERE latest_report_id IN `+gone, arg); err != nil {
+		return 0, err
+	}
+	// the rollups stop counting what goes (the single writer holds the
+	// lock: nothing changes between this and the deletes)
+	if err := countInRollups(ctx, tx, where, arg, -1); err != nil {
+		return 0, err
+	}
+	// no distinct window starting at or before a deleted event is
+	// answered from resource_latest any more (query/sqlgen/distinct.go)
+	if _, err := tx.ExecContext(ctx, `UPDATE distinct_state SET valid_from = MAX(valid_from, n.ts + 1)
+		FROM (SELECT MAX(e.timestamp) AS ts FROM resource_events e JOIN reports r ON r.id = e.report_id
+		  WHERE `+where+`) n WHERE n.ts IS NOT NULL`, arg); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM resource_events WHERE report_id IN `+gone, arg); err != nil {
+		return 0, err
+	}
+	// what no window may read any more
+	if _, err := tx.ExecContext(ctx, `DELETE FROM resource_latest
+		WHERE ts < (SELECT MAX(valid_from) FROM distinct_state)`); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM distinct_rollup
+		WHERE bucket + width <= (SELECT MAX(valid_from) FROM distinct_state)`); err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM reports WHERE id IN `+gone, arg)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := res.RowsAffected()
+	_, err = tx.ExecContext(ctx, `DELETE FROM environments
+		WHERE name NOT IN (`+sqlgen.StoredEnvironments()+`)`)
 	return n, err
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -30,15 +32,25 @@ type Retention struct {
 	Log      *slog.Logger
 	// OnRun, when set, is told about each run (for metrics).
 	OnRun func(deleted int64, d time.Duration, err error)
+	// NodeTTL expires the nodes without a report for that long
+	// (PuppetDB's node-ttl); <= 0: nodes never expire.
+	NodeTTL time.Duration
+	// PurgeTTL deletes the nodes deactivated or expired that long ago,
+	// with their reports (node-purge-ttl), at most PurgeBatch a run
+	// (node-purge-gc-batch-limit); <= 0: never.
+	PurgeTTL   time.Duration
+	PurgeBatch int
 }
 
 // Run loops until ctx ends.
 func (r *Retention) Run(ctx context.Context) {
 	_, maintains := r.Backend.(Maintainer)
-	if r.Interval <= 0 || (r.TTL <= 0 && !maintains) {
+	nodes := r.NodeTTL > 0 || (r.PurgeTTL > 0 && r.PurgeBatch > 0)
+	if r.Interval <= 0 || (r.TTL <= 0 && !maintains && !nodes) {
 		return
 	}
 	every(ctx, r.Interval, func() {
+		r.Nodes(ctx)
 		if r.TTL > 0 {
 			r.RunOnce(ctx)
 		}
@@ -88,6 +100,46 @@ func (r *Retention) RunOnce(ctx context.Context) (int64, error) {
 		r.Log.Info("retention", args...)
 	}
 	return n, err
+}
+
+// Nodes expires the nodes without a recent report and purges those
+// inactive for longer than PurgeTTL, as PuppetDB's garbage collection
+// does (auto-expire-nodes!, purge-nodes!).
+func (r *Retention) Nodes(ctx context.Context) {
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	t := now()
+	if r.NodeTTL > 0 {
+		expired, err := r.Backend.ExpireNodes(ctx, t.Add(-r.NodeTTL).UnixMilli(), t.UnixMilli())
+		switch {
+		case errors.Is(err, ErrBusy):
+		case err != nil:
+			r.Log.Error("node expiry failed", "err", err)
+		case len(expired) > 0:
+			r.Log.Info("expired nodes without a report", "nodes", len(expired), "certnames", firstNames(expired), "node_ttl", r.NodeTTL)
+		}
+	}
+	if r.PurgeTTL > 0 && r.PurgeBatch > 0 {
+		purged, err := r.Backend.PurgeNodes(ctx, t.Add(-r.PurgeTTL).UnixMilli(), r.PurgeBatch)
+		switch {
+		case errors.Is(err, ErrBusy):
+		case err != nil:
+			r.Log.Error("node purge failed", "err", err)
+		case len(purged) > 0:
+			r.Log.Info("purged inactive nodes", "nodes", len(purged), "certnames", firstNames(purged), "node_purge_ttl", r.PurgeTTL)
+		}
+	}
+}
+
+// firstNames is names for a log line: the first few, then how many more.
+func firstNames(names []string) string {
+	const show = 10
+	if len(names) <= show {
+		return strings.Join(names, ",")
+	}
+	return strings.Join(names[:show], ",") + ",… (" + strconv.Itoa(len(names)-show) + " more)"
 }
 
 // Maintain runs the backend's housekeeping, if it has any.

@@ -33,8 +33,30 @@ type Backend interface {
 	// DeleteReportsBefore removes the reports whose producer_timestamp is
 	// older than cutoff (Unix ms) with their events, and returns how many.
 	DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, error)
+	// NodeLifecycle records deactivation and expiry (see its methods).
+	NodeLifecycle
 	// Close releases the backend.
 	Close() error
+}
+
+// NodeLifecycle is a node's life cycle as PuppetDB keeps it in its
+// certnames: a node is active until the "deactivate node" command or
+// node-ttl (expiry) makes it inactive, active again when a report newer
+// than that arrives (StoreReports clears both marks when the report's
+// producer_timestamp is later than either), and purged node-purge-ttl
+// after it became inactive. Times are Unix milliseconds.
+type NodeLifecycle interface {
+	// DeactivateNode marks certname deactivated at ts, adding the node if
+	// it is unknown, unless its latest report is newer than ts (then it
+	// changes nothing and returns false, PuppetDB's "stale" command). A
+	// node already deactivated keeps the later of the two times.
+	DeactivateNode(ctx context.Context, certname string, ts int64) (bool, error)
+	// ExpireNodes marks expired at now every active node whose latest
+	// report is older than horizon (or that has none), and returns them.
+	ExpireNodes(ctx context.Context, horizon, now int64) ([]string, error)
+	// PurgeNodes deletes at most limit nodes deactivated or expired before
+	// horizon, with every report and event of theirs, and returns them.
+	PurgeNodes(ctx context.Context, horizon int64, limit int) ([]string, error)
 }
 
 // Querier runs read statements.

@@ -57,6 +57,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("LongValues", func(t *testing.T) { RunLongValues(t, open) })
 	t.Run("QueryLimits", func(t *testing.T) { RunQueryLimits(t, open) })
 	t.Run("QueryTimeout", func(t *testing.T) { RunQueryTimeout(t, open) })
+	t.Run("NodeLifecycle", func(t *testing.T) { RunNodeLifecycle(t, open) })
 }
 
 // Served reports whether a conformance case group (the "endpoint" field of

@@ -171,6 +171,27 @@ func (l *lazyPostgres) DeleteReportsBefore(ctx context.Context, cutoff int64) (i
 	return 0, l.unavailable()
 }
 
+func (l *lazyPostgres) DeactivateNode(ctx context.Context, certname string, ts int64) (bool, error) {
+	if db := l.get(); db != nil {
+		return db.DeactivateNode(ctx, certname, ts)
+	}
+	return false, l.unavailable()
+}
+
+func (l *lazyPostgres) ExpireNodes(ctx context.Context, horizon, now int64) ([]string, error) {
+	if db := l.get(); db != nil {
+		return db.ExpireNodes(ctx, horizon, now)
+	}
+	return nil, l.unavailable()
+}
+
+func (l *lazyPostgres) PurgeNodes(ctx context.Context, horizon int64, limit int) ([]string, error) {
+	if db := l.get(); db != nil {
+		return db.PurgeNodes(ctx, horizon, limit)
+	}
+	return nil, l.unavailable()
+}
+
 func (l *lazyPostgres) CompactRollups(ctx context.Context) (int, error) {
 	if db := l.get(); db != nil {
 		return db.CompactRollups(ctx)

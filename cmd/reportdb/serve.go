@@ -194,7 +194,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 		log.Info("upstream PuppetDB", "url", up.URL())
 	}
 	api := httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxBodyBytes, QueryTimeout: cfg.QueryTimeout,
-		CorrectiveCounts: cfg.CorrectiveCounts, Upstream: up, PuppetDBVersion: cfg.PuppetDBVersion}, backend, committer, log)
+		CorrectiveCounts: cfg.CorrectiveCounts, Upstream: up, PuppetDBVersion: cfg.PuppetDBVersion, OnDeactivated: fleetState.Forget}, backend, committer, log)
 
 	// the API behind its URL and query concurrency limits, which the
 	// dashboard's queries go through too
@@ -258,7 +258,13 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 	}
 	bg, cancelBG := context.WithCancel(context.Background())
 	defer cancelBG()
-	retention := &store.Retention{Backend: backend, TTL: cfg.ReportTTL, Interval: cfg.GCInterval, Log: log, OnRun: m.ObserveRetention}
+	nodeTTL := cfg.NodeTTL
+	if cfg.Upstream != "" {
+		// the upstream expires nodes by their facts and catalogs too
+		nodeTTL = 0
+	}
+	retention := &store.Retention{Backend: backend, TTL: cfg.ReportTTL, Interval: cfg.GCInterval, Log: log, OnRun: m.ObserveRetention,
+		NodeTTL: nodeTTL, PurgeTTL: cfg.NodePurgeTTL, PurgeBatch: cfg.NodePurgeBatch}
 	go retention.Run(bg)
 	// in the background: counting a long history must not delay the start
 	counted := make(chan struct{})

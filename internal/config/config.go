@@ -25,23 +25,28 @@ import (
 
 // Config is the effective configuration.
 type Config struct {
-	Listen           string
-	TLSListen        string
-	TLSCert          string
-	TLSKey           string
-	TLSCA            string
-	TLSCRL           string
-	CertAllowlist    string
-	DataDir          string
-	Database         string
-	MaxConnections   int
-	MaxBodyBytes     int64
-	QueryTimeout     time.Duration
-	SlowQuery        time.Duration
-	MaxBatch         int
-	Writers          int
-	ReportTTL        time.Duration
-	GCInterval       time.Duration
+	Listen         string
+	TLSListen      string
+	TLSCert        string
+	TLSKey         string
+	TLSCA          string
+	TLSCRL         string
+	CertAllowlist  string
+	DataDir        string
+	Database       string
+	MaxConnections int
+	MaxBodyBytes   int64
+	QueryTimeout   time.Duration
+	SlowQuery      time.Duration
+	MaxBatch       int
+	Writers        int
+	ReportTTL      time.Duration
+	GCInterval     time.Duration
+	// NodeTTL, NodePurgeTTL, NodePurgeBatch: PuppetDB's node-ttl,
+	// node-purge-ttl and node-purge-gc-batch-limit.
+	NodeTTL          time.Duration
+	NodePurgeTTL     time.Duration
+	NodePurgeBatch   int
 	AnalyzeRows      int64
 	CorrectiveCounts bool
 	// CatalogEnvironmentFromReports: nodes' catalog_environment is their
@@ -91,11 +96,15 @@ func Defaults() *Config {
 		MaxBatch:     256,
 		ReportTTL:    14 * 24 * time.Hour,
 		GCInterval:   time.Hour,
-		AnalyzeRows:  50000,
-		LogFormat:    "text",
-		LogLevel:     "info",
-		Dashboard:    true,
-		Unresponsive: 2 * time.Hour,
+		// PuppetDB's defaults (config.clj)
+		NodeTTL:        7 * 24 * time.Hour,
+		NodePurgeTTL:   14 * 24 * time.Hour,
+		NodePurgeBatch: 25,
+		AnalyzeRows:    50000,
+		LogFormat:      "text",
+		LogLevel:       "info",
+		Dashboard:      true,
+		Unresponsive:   2 * time.Hour,
 
 		SpoolMaxBytes:        1 << 30,
 		Acknowledge:          "commit",
@@ -147,7 +156,10 @@ var Settings = []*Setting{
 	{Key: "max-batch", Help: "most reports committed in one transaction (`N`)", field: func(c *Config) any { return &c.MaxBatch }},
 	{Key: "writers", Help: "batches written concurrently (`N`); 0: automatic: on PostgreSQL 1 on machines of 1-2 CPUs, else 3; 1 on SQLite", field: func(c *Config) any { return &c.Writers }},
 	{Key: "report-ttl", Help: "delete reports whose producer_timestamp is older than this (`DURATION`, e.g. 14d); 0: keep everything", field: func(c *Config) any { return &c.ReportTTL }},
-	{Key: "gc-interval", Help: "how often retention and, on PostgreSQL, maintenance (VACUUM of closed day partitions) run (`DURATION`; the first run one interval after start)", field: func(c *Config) any { return &c.GCInterval }},
+	{Key: "node-ttl", Help: "mark nodes without a report for this long as expired, as PuppetDB does: they leave /nodes, the dashboard and the fleet metrics until their next report (`DURATION`); 0: never (with upstream, the upstream PuppetDB's own node-ttl decides, which also sees facts and catalogs)", field: func(c *Config) any { return &c.NodeTTL }},
+	{Key: "node-purge-ttl", Help: "delete nodes deactivated or expired this long ago, with their reports (`DURATION`); 0: never", field: func(c *Config) any { return &c.NodePurgeTTL }},
+	{Key: "node-purge-gc-batch-limit", Help: "most nodes purged per gc-interval (`N`); 0: none", field: func(c *Config) any { return &c.NodePurgeBatch }},
+	{Key: "gc-interval", Help: "how often retention, node expiry and purge and, on PostgreSQL, maintenance (VACUUM of closed day partitions) run (`DURATION`; the first run one interval after start)", field: func(c *Config) any { return &c.GCInterval }},
 	{Key: "analyze-rows", Help: "PostgreSQL: ANALYZE a table in the background once this many rows (`N`), or 500 + 10% of the table if fewer, were inserted since; 0: off", field: func(c *Config) any { return &c.AnalyzeRows }},
 	{Key: "corrective-counts", Help: "event counts split successes and noops into intentional and corrective (PE shape)", field: func(c *Config) any { return &c.CorrectiveCounts }},
 	{Key: "catalog-environment-from-reports", Help: "nodes' catalog_environment is the environment of their latest report (for Puppetboard's per-environment pages without catalogs); off: null, as PuppetDB without catalogs", field: func(c *Config) any { return &c.CatalogEnvironmentFromReports }},
@@ -553,7 +565,7 @@ func (c *Config) Validate() error {
 	for _, n := range []struct {
 		key string
 		ok  bool
-	}{{"max-connections", c.MaxConnections >= 0}, {"writers", c.Writers >= 0}, {"report-ttl", c.ReportTTL >= 0}, {"slow-query", c.SlowQuery >= 0},
+	}{{"max-connections", c.MaxConnections >= 0}, {"writers", c.Writers >= 0}, {"report-ttl", c.ReportTTL >= 0}, {"node-ttl", c.NodeTTL >= 0}, {"node-purge-ttl", c.NodePurgeTTL >= 0}, {"node-purge-gc-batch-limit", c.NodePurgeBatch >= 0}, {"slow-query", c.SlowQuery >= 0},
 		{"analyze-rows", c.AnalyzeRows >= 0}, {"spool-max-bytes", c.SpoolMaxBytes >= 0}, {"query-queue-wait", c.QueryQueueWait >= 0},
 		{"max-concurrent-queries", c.MaxConcurrentQueries >= 0}, {"procs", c.Procs >= 0}, {"memory-limit", c.MemoryLimit >= 0}} {
 		if !n.ok {

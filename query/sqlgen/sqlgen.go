@@ -758,12 +758,12 @@ func (b *builder) expr(x query.Expr) (string, error) {
 	case query.LatestReport:
 		return latestSQL(b.col(x.Field), x.Latest, ""), nil
 	case query.NodeState:
-		// certnames records deactivation and expiry (always null unless
-		// a store learns them)
+		// few nodes are inactive (certnames_inactive, migration 0021 on
+		// PostgreSQL, 0010 on SQLite): both tests read those alone
 		if x.Active {
-			return b.col(x.Field) + " IN (SELECT certname FROM certnames WHERE deactivated IS NULL AND expired IS NULL)", nil
+			return b.col(x.Field) + " NOT IN (" + inactiveNodes + ")", nil
 		}
-		return b.col(x.Field) + " IN (SELECT certname FROM certnames WHERE deactivated IS NOT NULL OR expired IS NOT NULL)", nil
+		return b.col(x.Field) + " IN (" + inactiveNodes + ")", nil
 	case query.Const:
 		if x.Value {
 			return "1 = 1", nil
@@ -771,6 +771,25 @@ func (b *builder) expr(x query.Expr) (string, error) {
 		return "1 = 0", nil
 	}
 	return "", fmt.Errorf("sqlgen: unknown expression %T", x)
+}
+
+// inactiveNodes are the certnames of the deactivated and expired nodes.
+const inactiveNodes = "SELECT certname FROM certnames WHERE deactivated IS NOT NULL OR expired IS NOT NULL"
+
+// AnyInactiveNode counts 1 when some node is deactivated or expired, 0
+// when none is (see query.ResolveNodeState).
+const AnyInactiveNode = "SELECT count(*) FROM (" + inactiveNodes + " LIMIT 1) i"
+
+// AnyInactiveNodeSince counts 1 when some deactivated or expired node has
+// a run that started at or after since (Unix ms), 0 when none has (see
+// engine.nodeStates). An event's timestamp and its run's start_time come
+// from the same clock, the agent's, and an event is not older than the
+// start of its run. Each inactive node costs an index probe
+// (reports_certname_start) per day kept.
+func AnyInactiveNodeSince(d Dialect, since int64) *Built {
+	return &Built{SQL: "SELECT count(*) FROM (SELECT 1 FROM certnames c WHERE (c.deactivated IS NOT NULL OR c.expired IS NOT NULL)" +
+		" AND EXISTS (SELECT 1 FROM reports r WHERE r.certname = c.certname AND r.start_time >= " + d.Placeholder(1) + ") LIMIT 1) i",
+		Args: []any{since}}
 }
 
 // join renders xs joined by sep. With node (an AND's certname = X, see
