@@ -744,9 +744,6 @@ class Check:
             return self.line("FAIL", label, "HTTP %s; openvoxview sent no deactivate node command" % st, sub)
         c = cmd[0]
         self.deactivations = getattr(self, "deactivations", []) + [c]
-        if c["status"] == 400 and "not supported" in c["answer"]:
-            return self.line("NOTE", label, "HTTP %s: reportdb refuses deactivate node (%s); openvoxview "
-                             "answers %s" % (c["status"], short(jload(c["answer"]).get("error", c["answer"]), 110), st), sub)
         ans = jload(c["answer"]) or {}
         if st != 200 or c["status"] != 200 or not ans.get("uuid"):
             return self.line("FAIL", label, "HTTP %s; reportdb answered %s %s" % (st, c["status"], short(c["answer"])), sub)
