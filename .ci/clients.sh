@@ -25,9 +25,13 @@ PDB_CHECK_NODES=1 OUT_DIR="$tmp/out" "$shared/clients/run-all.sh" "$addr"
 # Puppet's own http report processor (reports = store,http) against a fresh
 # reportdb: the YAML Puppet 7.23 POSTs must be stored as the terminus stores it.
 scripts/http-processor-check.sh
+# A node's life cycle with Puppet 7.23's `puppet node deactivate` and
+# `puppet node status`, without an upstream PuppetDB.
+scripts/node-lifecycle-check.sh
 # The real Puppetboard (headless Chromium) against a fresh reportdb loaded with
 # the conformance corpus, environments production and '*'.
 scripts/puppetboard-check.sh "$shared"
 # reportdb in front of a real PuppetDB 7.12.1 (--upstream): Puppet 7.23 with the
-# puppetdb terminus for facts, catalogs and reports pointed at reportdb, Puppetboard.
+# puppetdb terminus for facts, catalogs and reports pointed at reportdb, Puppetboard,
+# and `puppet node deactivate` recorded in both.
 scripts/upstream-e2e.sh "$shared"

@@ -184,5 +184,24 @@ if [ -x "$SHARED/clients/puppetboard/run.sh" ]; then
   n=$(rows inventory rows); [ "${n:-0}" -ge 1 ] && pass "Puppetboard inventory: $n rows" || fail "Puppetboard inventory: '${n:-}' rows"
   grep -Eq '^NONREPORT +facts +HTTP 200 .*renders fine' "$OUT_DIR/puppetboard.log" && pass "Puppetboard facts page renders" || fail "Puppetboard facts page"
 fi
+echo "== puppet node deactivate through reportdb: recorded here, forwarded to PuppetDB"
+P=(--confdir "$WORK/conf" --vardir "$WORK/var" --codedir "$WORK/code" --logdir "$WORK/var/log" --rundir "$WORK/var/run" --certname "$CN" --color=false)
+puppet node deactivate "${P[@]}" "$CN" > "$OUT_DIR/deactivate.log" 2>&1
+check "puppet node deactivate exit code" "$?" 0
+# PuppetDB applies commands from its queue, asynchronously
+for _ in $(seq 60); do
+  [ "$(curl -sS "$PDB/pdb/query/v4/nodes/$CN" | jq -r '.deactivated != null')" = true ] && break
+  sleep 1
+done
+pdb_deact=$(curl -sS "$PDB/pdb/query/v4/nodes/$CN" | jq -r .deactivated)
+[ "$pdb_deact" != null ] && pass "PuppetDB: deactivated $pdb_deact" || fail "PuppetDB did not deactivate $CN"
+check "reportdb's merged node: deactivated as PuppetDB's" "$(curl -sS "$RDB/pdb/query/v4/nodes/$CN" | jq -r .deactivated)" "$pdb_deact"
+check "reportdb /nodes leaves it out" "$(q "$RDB/pdb/query/v4/nodes" "[\"=\",\"certname\",\"$CN\"]" | jq length)" 0
+check "PuppetDB /nodes leaves it out" "$(q "$PDB/pdb/query/v4/nodes" "[\"=\",\"certname\",\"$CN\"]" | jq length)" 0
+check "reportdb root from reports leaves it out (its own record)" "$(q "$RDB/pdb/query/v4" "reports[certname]{certname = \"$CN\"}" | jq length)" 0
+check "reportdb /reports keeps its report" "$(q "$RDB/pdb/query/v4/reports" "[\"=\",\"certname\",\"$CN\"]" | jq length)" 1
+puppet node status "${P[@]}" "$CN" > "$OUT_DIR/status.log" 2>&1
+check "puppet node status through reportdb" "$(sed -n 2p "$OUT_DIR/status.log")" "Deactivated at $pdb_deact"
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
