@@ -60,3 +60,38 @@ func warnExpired(ctx context.Context, b engine.Backend, cfg *serveConfig, now ti
 		n, config.FormatDuration(cfg.ReportTTL), now.Add(cfg.GCInterval).UTC().Format(time.RFC3339), config.FormatDuration(cfg.GCInterval)),
 		"reports", n, "cutoff", cutoff.UTC().Format(time.RFC3339))
 }
+
+// warnExpiringNodes warns, at start-up, about the active nodes that the
+// first node expiry will mark expired (no report for --node-ttl): imported
+// reports with old dates otherwise leave /nodes and the dashboard an
+// interval after the start, which looks like data loss.
+func warnExpiringNodes(ctx context.Context, b engine.Backend, cfg *serveConfig, now time.Time, log *slog.Logger) {
+	if cfg.NodeTTL <= 0 || cfg.Upstream != "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	horizon := now.Add(-cfg.NodeTTL)
+	rows, err := b.Query(ctx, store.Statement{
+		SQL: "SELECT count(*) FROM certnames WHERE deactivated IS NULL AND expired IS NULL" +
+			" AND (latest_report_timestamp IS NULL OR latest_report_timestamp < " + b.Dialect().Placeholder(1) + ")",
+		Args: []any{horizon.UnixMilli()}})
+	if err != nil {
+		log.Debug("counting the nodes node-ttl expires", "err", err)
+		return
+	}
+	defer rows.Close()
+	var v any
+	if rows.Next() {
+		if err := rows.Scan(&v); err != nil {
+			return
+		}
+	}
+	n, _ := v.(int64)
+	if rows.Err() != nil || n == 0 {
+		return
+	}
+	log.Warn(fmt.Sprintf("%d nodes have no report newer than --node-ttl %s: the first node expiry marks them expired, at %s (--gc-interval %s after start), and they leave /nodes, the dashboard and the fleet metrics until they report again; start with --node-ttl 0 (or longer) to keep them active",
+		n, config.FormatDuration(cfg.NodeTTL), now.Add(cfg.GCInterval).UTC().Format(time.RFC3339), config.FormatDuration(cfg.GCInterval)),
+		"nodes", n, "horizon", horizon.UTC().Format(time.RFC3339))
+}

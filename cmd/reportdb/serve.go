@@ -268,7 +268,11 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 	go retention.Run(bg)
 	// in the background: counting a long history must not delay the start
 	counted := make(chan struct{})
-	go func() { defer close(counted); warnExpired(bg, backend, cfg, time.Now(), log) }()
+	go func() {
+		defer close(counted)
+		warnExpired(bg, backend, cfg, time.Now(), log)
+		warnExpiringNodes(bg, backend, cfg, time.Now(), log)
+	}()
 	defer func() { cancelBG(); <-counted }()
 	go compaction.Run(bg, backend)
 	go fleetState.Run(bg, dashboard.InProcess(api), fleetRefresh, func(err error) { log.Error("loading the fleet state", "err", err) })
