@@ -34,7 +34,7 @@ for r in $(seq "$ROUNDS"); do
     psql -qAt "$PG/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" >/dev/null
     rm -rf "$OUT/state-$name"; mkdir -p "$OUT/state-$name"
     # shellcheck disable=SC2086
-    "$bin" serve --listen 127.0.0.1:$PORT --database "$PG/$db" --report-ttl 0 --data-dir "$OUT/state-$name/data" \
+    "$bin" serve --listen 127.0.0.1:$PORT --database "$PG/$db" --report-ttl 0 --node-ttl 0 --data-dir "$OUT/state-$name/data" \
       --spool-dir "$OUT/state-$name/spool" ${SERVE_FLAGS:-} > "$OUT/server-$name-$r.log" 2>&1 &
     pid=$!
     for _ in $(seq 100); do curl -sf http://127.0.0.1:$PORT/pdb/meta/v1/version >/dev/null && break; sleep 0.2; done

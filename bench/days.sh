@@ -168,7 +168,7 @@ for r in $(seq "$ROUNDS"); do
     db=$(dburl "$d")
     state="$DATA/state-$d"; rm -rf "$state"; mkdir -p "$state"
     # shellcheck disable=SC2086
-    "$REPORTDB" serve --listen "127.0.0.1:$PORT" --database "$db" --report-ttl 0 \
+    "$REPORTDB" serve --listen "127.0.0.1:$PORT" --database "$db" --report-ttl 0 --node-ttl 0 \
       --data-dir "$state/data" --spool-dir "$state/spool" ${SERVE_FLAGS:-} > "$out/server-$r.log" 2>&1 &
     server_pid=$!
     for _ in $(seq 600); do grep -q "reportdb listening" "$out/server-$r.log" && break; kill -0 "$server_pid" || break; sleep 0.1; done

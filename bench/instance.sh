@@ -7,7 +7,8 @@
 # with its embedded store in $STATE/data or the PostgreSQL database URL.
 # --fresh (with start/restart) empties the store first (drops and recreates the
 # PostgreSQL database as the postgres superuser, or removes the data directory).
-# Retention is disabled (--report-ttl 0): benchmark fleets have fixed dates.
+# Retention and node expiry are disabled (--report-ttl 0 --node-ttl 0):
+# benchmark fleets have fixed dates.
 #   STATE defaults to ${TMPDIR:-/tmp}/reportdb-bench-PORT. The server reads the REPORTDB_*
 #   settings of the environment (REPORTDB_ACKNOWLEDGE=spool, say).
 set -euo pipefail
@@ -47,7 +48,7 @@ start() {
       rm -rf "$STATE/data"
     fi
   fi
-  local args=(serve --listen "127.0.0.1:$port" --report-ttl 0)
+  local args=(serve --listen "127.0.0.1:$port" --report-ttl 0 --node-ttl 0)
   # the data directory also holds the spool (one per instance), also with --database
   args+=(--data-dir "$STATE/data")
   if [[ -n "$db" ]]; then args+=(--database "$db"); fi

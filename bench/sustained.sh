@@ -41,7 +41,7 @@ serve() { # serve DB OUT: start PB on DB, wait until it answers and has loaded
   # its fleet state, sample its RSS every 2 s into OUT/rss_kb_samples; pid in $pid
   local db=$1 out=$2
   rm -rf "$out/state"; mkdir -p "$out/state"
-  "$PB" serve --listen 127.0.0.1:$PORT --database "$PG/$db" --report-ttl 0 \
+  "$PB" serve --listen 127.0.0.1:$PORT --database "$PG/$db" --report-ttl 0 --node-ttl 0 \
     --data-dir "$out/state/data" > "$out/server.log" 2>&1 &
   pid=$!
   for _ in $(seq 120); do curl -sf http://127.0.0.1:$PORT/pdb/meta/v1/version >/dev/null && break; sleep 1; done

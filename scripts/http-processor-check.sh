@@ -44,7 +44,7 @@ BASE_URL=${1:-}
 if [ -z "$BASE_URL" ]; then
   (cd "$ROOT" && go build -o "$WORK/reportdb" ./cmd/reportdb) || { echo "building reportdb failed" >&2; exit 2; }
   PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  "$WORK/reportdb" serve --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" --report-ttl 0 \
+  "$WORK/reportdb" serve --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" --report-ttl 0 --node-ttl 0 \
     > "$OUT_DIR/logs/reportdb.log" 2>&1 &
   SERVER_PID=$!
   BASE_URL=http://127.0.0.1:$PORT

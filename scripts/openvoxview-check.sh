@@ -97,7 +97,7 @@ main() {
       [ "$mode" = catenv ] && flag=(--catalog-environment-from-reports)
       mkdir -p "$OUT_DIR/$mode"
       log=$OUT_DIR/$mode/reportdb.log
-      "$RDB" serve --listen 127.0.0.1:0 --data-dir "$WORK/data-$mode" --report-ttl 0 "${flag[@]}" 2> "$log" &
+      "$RDB" serve --listen 127.0.0.1:0 --data-dir "$WORK/data-$mode" --report-ttl 0 --node-ttl 0 "${flag[@]}" 2> "$log" &
       RPID=$!
       addr=
       for _ in $(seq 100); do

@@ -32,7 +32,7 @@ cleanup() {
 trap cleanup EXIT
 
 (cd "$ROOT" && go build -o "$WORK/reportdb" ./cmd/reportdb)
-"$WORK/reportdb" serve --listen 127.0.0.1:0 --data-dir "$WORK/data" --report-ttl 0 \
+"$WORK/reportdb" serve --listen 127.0.0.1:0 --data-dir "$WORK/data" --report-ttl 0 --node-ttl 0 \
   --catalog-environment-from-reports 2> "$OUT_DIR/reportdb.log" &
 PID=$!
 addr=

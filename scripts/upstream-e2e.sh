@@ -71,7 +71,7 @@ PKI=$SHARED/clients/pki
 HTTPS_PORT=$(free_port); HTTP_PORT=$(free_port)
 "$WORK/reportdb" serve --listen "127.0.0.1:$HTTP_PORT" --tls-listen "127.0.0.1:$HTTPS_PORT" \
   --tls-cert "$PKI/server.pem" --tls-key "$PKI/server_key.pem" --tls-ca "$PKI/ca.pem" \
-  --data-dir "$WORK/data" --report-ttl 0 --upstream "$PDB" > "$OUT_DIR/reportdb.log" 2>&1 &
+  --data-dir "$WORK/data" --report-ttl 0 --node-ttl 0 --upstream "$PDB" > "$OUT_DIR/reportdb.log" 2>&1 &
 RDB_PID=$!
 RDB=http://127.0.0.1:$HTTP_PORT
 for _ in $(seq 100); do curl -fsS "$RDB/pdb/meta/v1/version" >/dev/null 2>&1 && break; sleep 0.1; done
