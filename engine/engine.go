@@ -278,16 +278,17 @@ func (e *Engine) nodeStates(ctx context.Context, p *query.Plan) (*query.Plan, er
 	if !ok || from == math.MinInt64 {
 		return p, nil
 	}
-	recent, err := scalar(ctx, e.b, sqlgen.AnyInactiveNodeSince(e.b.Dialect(), from-longestRun))
+	recent, err := scalar(ctx, e.b, sqlgen.AnyInactiveNodeSince(e.b.Dialect(), from-eventMargin))
 	if err != nil || recent > 0 {
 		return p, err
 	}
 	return query.ResolveOwnNodeState(p), nil
 }
 
-// longestRun bounds how long before its events a run started (an event
-// is timed during its run).
-const longestRun = int64(24 * time.Hour / time.Millisecond)
+// eventMargin bounds how much earlier than its events a report's
+// producer_timestamp may be: it is taken after the run, but on the Puppet
+// server's clock, the events on the agent's.
+const eventMargin = int64(24 * time.Hour / time.Millisecond)
 
 // countsNodeStates is nodeStates for event counts.
 func (e *Engine) countsNodeStates(ctx context.Context, p *query.CountsPlan) (*query.CountsPlan, error) {
