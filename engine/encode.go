@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"unsafe"
 
+	"reportdb/internal/pgcompat"
 	"reportdb/jsonv"
 	"reportdb/query"
-	"reportdb/query/pgcompat"
 	"reportdb/query/sqlgen"
 	"reportdb/store"
 	"reportdb/wire"

@@ -13,9 +13,9 @@ import (
 
 	"reportdb"
 	"reportdb/engine"
+	"reportdb/internal/pgcompat"
 	"reportdb/jsonv"
 	"reportdb/query"
-	"reportdb/query/pgcompat"
 	"reportdb/query/pql"
 	"reportdb/upstream"
 )

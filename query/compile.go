@@ -4,9 +4,9 @@ import (
 	"math"
 	"strings"
 
+	"reportdb/internal/pgcompat"
 	"reportdb/jsonv"
 	"reportdb/query/ast"
-	"reportdb/query/pgcompat"
 	"reportdb/wire"
 )
 

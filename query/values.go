@@ -4,8 +4,8 @@ import (
 	"math"
 	"strconv"
 
+	"reportdb/internal/pgcompat"
 	"reportdb/jsonv"
-	"reportdb/query/pgcompat"
 )
 
 // ParseTimestampValue parses a timestamp given as a string in a query, as

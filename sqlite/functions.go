@@ -15,7 +15,7 @@ import (
 
 	"modernc.org/sqlite"
 
-	"reportdb/query/pgcompat"
+	"reportdb/internal/pgcompat"
 )
 
 // regexCache memoises compiled patterns; queries bind the same pattern for

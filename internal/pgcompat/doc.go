@@ -12,5 +12,9 @@
 //   - CompileRegex, TranslateRegex: PostgreSQL ARE (the ~ operator) to Go
 //     regexp, with PostgreSQL's error messages.
 //
-// Standard library only.
+// Standard library only, and internal: a leaf library of the module (the
+// query compiler validates regular expressions and parses timestamps with
+// it, the SQLite store registers its functions, the engine renders avg(),
+// the HTTP API matches the node rows it merges from an upstream PuppetDB),
+// not an API for others.
 package pgcompat
