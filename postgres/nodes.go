@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"reportdb/store"
 )
@@ -43,60 +44,63 @@ func (db *DB) DeactivateNode(ctx context.Context, certname string, ts int64) (bo
 
 // ExpireNodes implements store.NodeLifecycle. One instance at a time runs
 // it (the retention lock); another gets store.ErrBusy.
-func (db *DB) ExpireNodes(ctx context.Context, horizon, now int64) ([]string, error) {
-	conn, release, got, err := db.lockedConn(ctx, lockRetention, false)
-	if err != nil {
-		return nil, err
-	}
-	if !got {
-		return nil, store.ErrBusy
-	}
-	defer release()
-	var expired []string
-	err = retryTransient(ctx, 2, func() error {
-		rows, err := conn.Query(ctx, `UPDATE certnames SET expired = $1
-		  WHERE deactivated IS NULL AND expired IS NULL
-		    AND (latest_report_timestamp IS NULL OR latest_report_timestamp < $2)
-		  RETURNING certname`, now, horizon)
-		if err != nil {
+func (db *DB) ExpireNodes(ctx context.Context, horizon, now int64) (expired []string, err error) {
+	err = db.exclusively(ctx, func(conn *pgxpool.Conn) error {
+		return retryTransient(ctx, 2, func() error {
+			rows, err := conn.Query(ctx, `UPDATE certnames SET expired = $1
+			  WHERE deactivated IS NULL AND expired IS NULL
+			    AND (latest_report_timestamp IS NULL OR latest_report_timestamp < $2)
+			  RETURNING certname`, now, horizon)
+			if err != nil {
+				return err
+			}
+			expired, err = pgx.CollectRows(rows, pgx.RowTo[string])
 			return err
-		}
-		expired, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		return err
+		})
 	})
 	return expired, err
 }
 
-// PurgeNodes implements store.NodeLifecycle. One instance at a time runs
-// it (the retention lock); another gets store.ErrBusy.
-func (db *DB) PurgeNodes(ctx context.Context, horizon int64, limit int) ([]string, error) {
+// exclusively runs fn on a connection holding the retention lock, which
+// one instance at a time holds; store.ErrBusy when another holds it.
+func (db *DB) exclusively(ctx context.Context, fn func(conn *pgxpool.Conn) error) error {
 	conn, release, got, err := db.lockedConn(ctx, lockRetention, false)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !got {
-		return nil, store.ErrBusy
+		return store.ErrBusy
 	}
 	defer release()
-	rows, err := conn.Query(ctx, `SELECT certname FROM certnames
-	  WHERE deactivated < $1 OR expired < $1 ORDER BY certname LIMIT $2`, horizon, limit)
+	return fn(conn)
+}
+
+// PurgeNodes implements store.NodeLifecycle. One instance at a time runs
+// it (the retention lock); another gets store.ErrBusy.
+func (db *DB) PurgeNodes(ctx context.Context, horizon int64, limit int) (purged []string, err error) {
+	err = db.exclusively(ctx, func(conn *pgxpool.Conn) error {
+		rows, err := conn.Query(ctx, `SELECT certname FROM certnames
+		  WHERE deactivated < $1 OR expired < $1 ORDER BY certname LIMIT $2`, horizon, limit)
+		if err != nil {
+			return err
+		}
+		if purged, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil || len(purged) == 0 {
+			return err
+		}
+		deleted, err := deleteReportBatches(ctx, conn.Conn(), "certname = ANY($1)", purged)
+		if err != nil {
+			return err
+		}
+		if err := db.afterDelete(ctx, conn.Conn(), deleted); err != nil {
+			return err
+		}
+		// a report of the node stored meanwhile made it active again: it
+		// stays (with that report)
+		_, err = conn.Exec(ctx, `DELETE FROM certnames WHERE certname = ANY($1)
+		  AND (deactivated < $2 OR expired < $2)`, purged, horizon)
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	purged, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(purged) == 0 {
-		return nil, err
-	}
-	deleted, err := deleteReportBatches(ctx, conn.Conn(), "certname = ANY($1)", purged)
-	if err != nil {
-		return nil, err
-	}
-	if err := db.afterDelete(ctx, conn.Conn(), deleted); err != nil {
-		return nil, err
-	}
-	// a report of the node stored meanwhile made it active again: it stays
-	if _, err := conn.Exec(ctx, `DELETE FROM certnames WHERE certname = ANY($1)
-	  AND (deactivated < $2 OR expired < $2)`, purged, horizon); err != nil {
 		return nil, err
 	}
 	return purged, nil
