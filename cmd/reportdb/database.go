@@ -86,3 +86,6 @@ func databaseError(databaseURL string, err error) error {
 	}
 	return fmt.Errorf("open PostgreSQL: %w", err)
 }
+
+// oneLine puts a multi-line driver error on one line, for a message.
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -355,9 +355,9 @@ const fleetRefresh = 5 * time.Minute
 // poolStats reports the backend's connection pools for /metrics.
 func poolStats(backend engine.Backend) func() []metrics.PoolStats {
 	switch b := backend.(type) {
-	case *lazyPostgres:
+	case *postgres.Lazy:
 		return func() []metrics.PoolStats {
-			if db := b.get(); db != nil {
+			if db := b.DB(); db != nil {
 				return poolStats(db)()
 			}
 			return nil
