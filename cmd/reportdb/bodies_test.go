@@ -325,14 +325,22 @@ func TestDocumentReadsShareTheBodyBudget(t *testing.T) {
 		part := bomb[:len(bomb)-8]
 		conn := stalledRequest(t, addr, "POST /pdb/cmd/v1?command=store_report&version=8&certname=bomb HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
 			fmt.Appendf(nil, "%x\r\n%s\r\n", len(part), part))
-		time.Sleep(300 * time.Millisecond)
+		// the body is inflated and charged while the logs are asked for:
+		// under load (the race detector, a busy machine) that takes a while
 		code, hdr, msg := get(t, logsURL)
+		for deadline := time.Now().Add(20 * time.Second); code == 200 && time.Now().Before(deadline); {
+			time.Sleep(100 * time.Millisecond)
+			code, hdr, msg = get(t, logsURL)
+		}
 		if code != 503 || hdr.Get("Retry-After") == "" || !strings.Contains(msg, "max-inflight-body-bytes") {
 			t.Errorf("3 MB of logs beside the stalled body: %d %.200q", code, msg)
 		}
 		conn.Close()
-		time.Sleep(300 * time.Millisecond)
 		code, _, msg = get(t, logsURL)
+		for deadline := time.Now().Add(20 * time.Second); code == 503 && time.Now().Before(deadline); {
+			time.Sleep(100 * time.Millisecond)
+			code, _, msg = get(t, logsURL)
+		}
 		var got []any
 		if code != 200 || json.Unmarshal([]byte(msg), &got) != nil || len(got) != 300 {
 			t.Errorf("the logs once the budget is free: %d, %d entries", code, len(got))
