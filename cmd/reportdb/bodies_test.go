@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -325,13 +326,17 @@ func TestDocumentReadsShareTheBodyBudget(t *testing.T) {
 		part := bomb[:len(bomb)-8]
 		conn := stalledRequest(t, addr, "POST /pdb/cmd/v1?command=store_report&version=8&certname=bomb HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
 			fmt.Appendf(nil, "%x\r\n%s\r\n", len(part), part))
-		// the body is inflated and charged while the logs are asked for:
-		// under load (the race detector, a busy machine) that takes a while
-		code, hdr, msg := get(t, logsURL)
-		for deadline := time.Now().Add(20 * time.Second); code == 200 && time.Now().Before(deadline); {
-			time.Sleep(100 * time.Millisecond)
-			code, hdr, msg = get(t, logsURL)
+		// the logs are asked for once the body holds 4 MiB of the budget
+		// (under load, the race detector, its inflating takes a while),
+		// which with the read of the logs is more than the budget: asked
+		// for earlier, they would hold what the body needs
+		for deadline := time.Now().Add(30 * time.Second); inflightBodyBytes(t, base) < 4<<20; {
+			if time.Now().After(deadline) {
+				t.Fatalf("the stalled body was never charged: %d bytes held", inflightBodyBytes(t, base))
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
+		code, hdr, msg := get(t, logsURL)
 		if code != 503 || hdr.Get("Retry-After") == "" || !strings.Contains(msg, "max-inflight-body-bytes") {
 			t.Errorf("3 MB of logs beside the stalled body: %d %.200q", code, msg)
 		}
@@ -346,6 +351,23 @@ func TestDocumentReadsShareTheBodyBudget(t *testing.T) {
 			t.Errorf("the logs once the budget is free: %d, %d entries", code, len(got))
 		}
 	})
+}
+
+// inflightBodyBytes reads reportdb_http_inflight_body_bytes from /metrics.
+func inflightBodyBytes(t *testing.T, base string) int64 {
+	t.Helper()
+	_, _, text := get(t, base+"/metrics")
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, "reportdb_http_inflight_body_bytes "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return int64(f)
+		}
+	}
+	t.Fatalf("no reportdb_http_inflight_body_bytes in /metrics")
+	return 0
 }
 
 // reportWithLogs is the first corpus report with n log entries of 10 kB.

@@ -61,10 +61,16 @@ func applyHTTPLimits(srv *http.Server, cfg *serveConfig) {
 }
 
 // limitHandler applies the URL length, body budget and query concurrency
-// limits.
-func limitHandler(h http.Handler, cfg *serveConfig) http.Handler {
+// limits, and exposes what the body budget holds.
+func limitHandler(h http.Handler, cfg *serveConfig, m *metrics.Metrics) http.Handler {
+	bodies := httpapi.NewBodyBudget(cfg.MaxInflightBodyBytes, cfg.QueryQueueWait)
+	if bodies != nil {
+		m.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "reportdb_http_inflight_body_bytes",
+			Help: "Bytes of request bodies, their parse and stored documents read back, held against max-inflight-body-bytes."},
+			func() float64 { return float64(bodies.Used()) }))
+	}
 	return httpapi.Limit(h, httpapi.Limits{MaxURLBytes: cfg.MaxURLBytes, MaxConcurrentQueries: querySlots(cfg), QueueWait: cfg.QueryQueueWait,
-		Bodies: httpapi.NewBodyBudget(cfg.MaxInflightBodyBytes, cfg.QueryQueueWait), WriteTimeout: cfg.QueryTimeout + queryWriteSlack})
+		Bodies: bodies, WriteTimeout: cfg.QueryTimeout + queryWriteSlack})
 }
 
 // queryWriteSlack is how much longer than the query timeout a query's

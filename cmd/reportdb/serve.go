@@ -198,7 +198,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 
 	// the API behind its URL and query concurrency limits, which the
 	// dashboard's queries go through too
-	limited := limitHandler(api, cfg)
+	limited := limitHandler(api, cfg, m)
 	// /metrics beside the API (PuppetDB clients never use that path)
 	metricsHandler := m.Handler()
 	var inner http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
