@@ -7,27 +7,15 @@ func (p *Plan) HasNodeState() bool {
 }
 
 func hasNodeState(x Expr) bool {
-	switch x := x.(type) {
-	case NodeState:
-		return true
-	case And:
-		for _, a := range x.Args {
-			if hasNodeState(a) {
-				return true
-			}
+	return anyExpr(x, func(x Expr) bool {
+		switch x := x.(type) {
+		case NodeState:
+			return true
+		case InQuery:
+			return x.Sub.HasNodeState()
 		}
-	case Or:
-		for _, a := range x.Args {
-			if hasNodeState(a) {
-				return true
-			}
-		}
-	case Not:
-		return hasNodeState(x.X)
-	case InQuery:
-		return x.Sub.HasNodeState()
-	}
-	return false
+		return false
+	})
 }
 
 // ResolveNodeState returns p with every NodeState made the constant it is

@@ -29,40 +29,52 @@ func (p *Plan) uses(f *Field, sub bool) bool {
 }
 
 func exprUses(x Expr, f *Field) bool {
+	return anyExpr(x, func(x Expr) bool {
+		switch x := x.(type) {
+		case Cmp:
+			return x.Field == f
+		case Match:
+			return x.Field == f
+		case IsNull:
+			return x.Field == f
+		case InValues:
+			return x.Field == f
+		case InQuery:
+			for _, g := range x.Fields {
+				if g == f {
+					return true
+				}
+			}
+			return x.Sub.uses(f, true)
+		case LatestReport:
+			return x.Field == f
+		case NodeState:
+			return x.Field == f
+		}
+		return false
+	})
+}
+
+// anyExpr reports whether leaf holds for some term of x, through its
+// and, or and not; a subquery (InQuery) is a term, which leaf may enter.
+func anyExpr(x Expr, leaf func(Expr) bool) bool {
 	switch x := x.(type) {
 	case And:
 		for _, a := range x.Args {
-			if exprUses(a, f) {
+			if anyExpr(a, leaf) {
 				return true
 			}
 		}
+		return false
 	case Or:
 		for _, a := range x.Args {
-			if exprUses(a, f) {
+			if anyExpr(a, leaf) {
 				return true
 			}
 		}
+		return false
 	case Not:
-		return exprUses(x.X, f)
-	case Cmp:
-		return x.Field == f
-	case Match:
-		return x.Field == f
-	case IsNull:
-		return x.Field == f
-	case InValues:
-		return x.Field == f
-	case InQuery:
-		for _, g := range x.Fields {
-			if g == f {
-				return true
-			}
-		}
-		return x.Sub.uses(f, true)
-	case LatestReport:
-		return x.Field == f
-	case NodeState:
-		return x.Field == f
+		return anyExpr(x.X, leaf)
 	}
-	return false
+	return leaf(x)
 }
