@@ -75,12 +75,8 @@ func every(ctx context.Context, interval time.Duration, fn func()) {
 
 // RunOnce deletes what has expired now.
 func (r *Retention) RunOnce(ctx context.Context) (int64, error) {
-	now := time.Now
-	if r.Now != nil {
-		now = r.Now
-	}
 	start := time.Now()
-	cutoff := now().Add(-r.TTL).UnixMilli()
+	cutoff := r.now().Add(-r.TTL).UnixMilli()
 	var steps Steps
 	n, err := r.Backend.DeleteReportsBefore(WithSteps(ctx, &steps), cutoff)
 	if r.OnRun != nil {
@@ -102,15 +98,19 @@ func (r *Retention) RunOnce(ctx context.Context) (int64, error) {
 	return n, err
 }
 
+// now is Now, or the clock.
+func (r *Retention) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
 // Nodes expires the nodes without a recent report and purges those
 // inactive for longer than PurgeTTL, as PuppetDB's garbage collection
 // does (auto-expire-nodes!, purge-nodes!).
 func (r *Retention) Nodes(ctx context.Context) {
-	now := time.Now
-	if r.Now != nil {
-		now = r.Now
-	}
-	t := now()
+	t := r.now()
 	if r.NodeTTL > 0 {
 		expired, err := r.Backend.ExpireNodes(ctx, t.Add(-r.NodeTTL).UnixMilli(), t.UnixMilli())
 		switch {
