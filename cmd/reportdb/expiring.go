@@ -16,9 +16,14 @@ import (
 // stores index reports by producer_timestamp, so this reads the index
 // range of the expired reports only.
 func countExpired(ctx context.Context, b engine.Backend, cutoff int64) (int64, error) {
-	rows, err := b.Query(ctx, store.Statement{
+	return countRows(ctx, b, store.Statement{
 		SQL:  "SELECT count(*) FROM reports WHERE producer_timestamp < " + b.Dialect().Placeholder(1),
 		Args: []any{cutoff}, ValueSensitive: true})
+}
+
+// countRows runs st, a SELECT count(*), and returns the count.
+func countRows(ctx context.Context, b engine.Backend, st store.Statement) (int64, error) {
+	rows, err := b.Query(ctx, st)
 	if err != nil {
 		return 0, err
 	}
@@ -72,7 +77,7 @@ func warnExpiringNodes(ctx context.Context, b engine.Backend, cfg *serveConfig, 
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	horizon := now.Add(-cfg.NodeTTL)
-	rows, err := b.Query(ctx, store.Statement{
+	n, err := countRows(ctx, b, store.Statement{
 		SQL: "SELECT count(*) FROM certnames WHERE deactivated IS NULL AND expired IS NULL" +
 			" AND (latest_report_timestamp IS NULL OR latest_report_timestamp < " + b.Dialect().Placeholder(1) + ")",
 		Args: []any{horizon.UnixMilli()}})
@@ -80,15 +85,7 @@ func warnExpiringNodes(ctx context.Context, b engine.Backend, cfg *serveConfig, 
 		log.Debug("counting the nodes node-ttl expires", "err", err)
 		return
 	}
-	defer rows.Close()
-	var v any
-	if rows.Next() {
-		if err := rows.Scan(&v); err != nil {
-			return
-		}
-	}
-	n, _ := v.(int64)
-	if rows.Err() != nil || n == 0 {
+	if n == 0 {
 		return
 	}
 	log.Warn(fmt.Sprintf("%d nodes have no report newer than --node-ttl %s: the first node expiry marks them expired, at %s (--gc-interval %s after start), and they leave /nodes, the dashboard and the fleet metrics until they report again; start with --node-ttl 0 (or longer) to keep them active",
