@@ -127,7 +127,7 @@ func (s *Server) upstreamCommand(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if name := r.URL.Query().Get("command"); name != "" {
-		if n := normalizeCommand(name); n == "store report" || n == "deactivate node" {
+		if storedHere(name) {
 			return false // handleCommand (which forwards a deactivation once it is recorded)
 		}
 		s.forward(w, r, nil)
@@ -155,11 +155,18 @@ func (s *Server) upstreamCommand(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	name, _ := o.Get("command")
-	if n, ok := name.(string); !ok || normalizeCommand(n) == "store report" || normalizeCommand(n) == "deactivate node" {
+	if n, ok := name.(string); !ok || storedHere(n) {
 		return false
 	}
 	s.forward(w, r, raw)
 	return true
+}
+
+// storedHere reports whether a command is handleCommand's: a report, or
+// a deactivation (recorded here, then forwarded).
+func storedHere(name string) bool {
+	n := normalizeCommand(name)
+	return n == "store report" || n == "deactivate node"
 }
 
 func normalizeCommand(name string) string {
