@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -290,16 +291,27 @@ func (e *Engine) nodeStates(ctx context.Context, p *query.Plan) (*query.Plan, er
 // server's clock, the events on the agent's.
 const eventMargin = int64(24 * time.Hour / time.Millisecond)
 
-// countsNodeStates is nodeStates for event counts.
-func (e *Engine) countsNodeStates(ctx context.Context, p *query.CountsPlan) (*query.CountsPlan, error) {
-	if !p.Events.HasNodeState() {
-		return p, nil
+// countsNodeStates is nodeStates for event counts; the pieces of an
+// aggregate share one check.
+func (e *Engine) countsNodeStates(ctx context.Context, ps []*query.CountsPlan) ([]*query.CountsPlan, error) {
+	out := slices.Clone(ps)
+	checked, inactive := false, false
+	for i, p := range ps {
+		if !p.Events.HasNodeState() {
+			continue
+		}
+		if !checked {
+			var err error
+			if inactive, err = e.anyInactive(ctx); err != nil {
+				return nil, err
+			}
+			checked = true
+		}
+		if !inactive {
+			out[i] = query.ResolveCountsNodeState(p)
+		}
 	}
-	inactive, err := e.anyInactive(ctx)
-	if err != nil || inactive {
-		return p, err
-	}
-	return query.ResolveCountsNodeState(p), nil
+	return out, nil
 }
 
 func (e *Engine) anyInactive(ctx context.Context) (bool, error) {
@@ -450,10 +462,11 @@ func idRange(days []daySpan, in func(daySpan) bool) (lo, hi int64, ok bool) {
 // EventCounts runs an event-counts plan: rows are
 // {"failures":..,"skips":..,"successes":..,"noops":..,"subject_type":..,"subject":{..}}.
 func (e *Engine) EventCounts(ctx context.Context, p *query.CountsPlan, withTotal bool, fn func(rows *Rows, total int64) error) error {
-	p, err := e.countsNodeStates(ctx, p)
+	ps, err := e.countsNodeStates(ctx, []*query.CountsPlan{p})
 	if err != nil {
 		return err
 	}
+	p = ps[0]
 	built, count, err := render(e.b.Dialect(), p, withTotal, sqlgen.EventCounts, sqlgen.EventCountsTotal)
 	if err != nil {
 		return err
@@ -497,14 +510,12 @@ func (e *Engine) EventCounts(ctx context.Context, p *query.CountsPlan, withTotal
 // summarize_by value, {"summarize_by":..,"failures":..,...,"total":..},
 // all read in one snapshot.
 func (e *Engine) AggregateEventCounts(ctx context.Context, ap *query.AggregatePlan) ([]any, error) {
-	builts := make([]*sqlgen.Built, len(ap.Pieces))
-	pieces := make([]*query.CountsPlan, len(ap.Pieces))
-	for i, p := range ap.Pieces {
-		p, err := e.countsNodeStates(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		pieces[i] = p
+	pieces, err := e.countsNodeStates(ctx, ap.Pieces)
+	if err != nil {
+		return nil, err
+	}
+	builts := make([]*sqlgen.Built, len(pieces))
+	for i, p := range pieces {
 		b, err := sqlgen.Aggregate(e.b.Dialect(), p)
 		if err != nil {
 			return nil, err
@@ -515,7 +526,7 @@ func (e *Engine) AggregateEventCounts(ctx context.Context, ap *query.AggregatePl
 		return nil, err
 	}
 	var result []any
-	err := e.b.Snapshot(ctx, func(q store.Querier) error {
+	err = e.b.Snapshot(ctx, func(q store.Querier) error {
 		for i, b := range builts {
 			p := pieces[i]
 			counts := query.CountColumns(p.Corrective)
