@@ -324,7 +324,7 @@ func (e *Engine) anyInactive(ctx context.Context) (bool, error) {
 // timestamps (sqlgen.EventDays), with a range of report ids to bind
 // (bindReportIDs).
 func options(d sqlgen.Dialect, p *query.Plan) []sqlgen.Option {
-	if _, ok := d.(sqlgen.EventDays); !ok {
+	if d.Capabilities().EventDays == nil {
 		return nil
 	}
 	if _, _, ok := sqlgen.EventTimeWindow(p); !ok {
@@ -350,7 +350,7 @@ func (e *Engine) bindReportIDs(ctx context.Context, d sqlgen.Dialect, p *query.P
 		return nil
 	}
 	from, to, _ := sqlgen.EventTimeWindow(p)
-	rows, err := e.b.Query(ctx, store.Statement{SQL: d.(sqlgen.EventDays).EventDaysSQL(), Args: []any{from, to}})
+	rows, err := e.b.Query(ctx, store.Statement{SQL: d.Capabilities().EventDays.EventDaysSQL(), Args: []any{from, to}})
 	if err != nil {
 		return err
 	}
@@ -394,8 +394,8 @@ func (e *Engine) bindEventWindows(ctx context.Context, bs ...*sqlgen.Built) erro
 	if !need {
 		return nil
 	}
-	ed, ok := e.b.Dialect().(sqlgen.EventDays)
-	if !ok {
+	ed := e.b.Dialect().Capabilities().EventDays
+	if ed == nil {
 		return fmt.Errorf("engine: event windows on a dialect without event days")
 	}
 	days, err := readSpans(ctx, e.b, ed.EventSpansSQL())

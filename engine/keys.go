@@ -23,8 +23,8 @@ type keying struct {
 
 // keyable returns how plan p is keyed on dialect d, if it is.
 func keyable(d sqlgen.Dialect, p *query.Plan) (*keying, bool) {
-	rk, ok := d.(sqlgen.ReportKeys)
-	if !ok {
+	rk := d.Capabilities().ReportKeys
+	if rk == nil {
 		return nil, false
 	}
 	keys, ok := sqlgen.KeyLookup(p)

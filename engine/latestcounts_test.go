@@ -30,9 +30,11 @@ type withoutCopies struct{ engine.Backend }
 type noCopies struct{ sqlgen.Dialect }
 
 func (noCopies) LatestReports() string { return "" }
-func (noCopies) LatestRollup() bool    { return false }
-func (noCopies) Rollups() bool         { return true }
-func (d noCopies) Lateral() bool       { return lateral(d.Dialect) }
+
+// Capabilities: the rollups without latest_rollup, and no other fast path.
+func (d noCopies) Capabilities() sqlgen.Capabilities {
+	return sqlgen.Capabilities{Rollups: true, Lateral: d.Dialect.Capabilities().Lateral}
+}
 
 func (w withoutCopies) Dialect() sqlgen.Dialect { return noCopies{w.Backend.Dialect()} }
 
@@ -42,16 +44,11 @@ type withoutLatestRollup struct{ engine.Backend }
 
 type noLatestRollup struct{ sqlgen.Dialect }
 
-func (noLatestRollup) LatestRollup() bool { return false }
-func (noLatestRollup) Rollups() bool      { return true }
-func (d noLatestRollup) Lateral() bool    { return lateral(d.Dialect) }
-
-// lateral reports whether d joins LATERAL (the wrappers above forward it,
-// so that the copies' and the grouped statements are the ones the
-// backend's own dialect would run without latest_rollup).
-func lateral(d sqlgen.Dialect) bool {
-	l, ok := d.(interface{ Lateral() bool })
-	return ok && l.Lateral()
+// Capabilities: as noCopies'. Lateral is the backend's own, so that the
+// copies' and the grouped statements are the ones its dialect would run
+// without latest_rollup.
+func (d noLatestRollup) Capabilities() sqlgen.Capabilities {
+	return sqlgen.Capabilities{Rollups: true, Lateral: d.Dialect.Capabilities().Lateral}
 }
 
 func (w withoutLatestRollup) Dialect() sqlgen.Dialect { return noLatestRollup{w.Backend.Dialect()} }

@@ -58,8 +58,9 @@ type keyedStatement struct {
 // keeps the days' spans of reports' times, and p's statement (rendered
 // with opts) is one that sqlgen narrows.
 func narrowable(d sqlgen.Dialect, p *query.Plan, opts []sqlgen.Option) (*narrowing, bool) {
-	rd, ok := d.(sqlgen.ReportDays)
-	if !ok {
+	caps := d.Capabilities()
+	rd := caps.ReportDays
+	if rd == nil {
 		return nil, false
 	}
 	// one report's rows by its hash, in whatever order: by that report's
@@ -75,12 +76,13 @@ func narrowable(d sqlgen.Dialect, p *query.Plan, opts []sqlgen.Option) (*narrowi
 	var sql string
 	if p.Entity == query.Events && !unique {
 		// events by their timestamp: the days' spans of event timestamps
-		ed, isED := d.(sqlgen.EventDays)
-		if !isED {
+		if caps.EventDays == nil {
 			return nil, false
 		}
-		sql = ed.EventSpansSQL()
-	} else if sql, ok = rd.ReportDaysSQL(col); !ok {
+		sql = caps.EventDays.EventSpansSQL()
+	} else if s, ok := rd.ReportDaysSQL(col); ok {
+		sql = s
+	} else {
 		return nil, false
 	}
 	n := &narrowing{p: p, d: d, opts: opts, column: col, desc: desc, unique: unique, sql: sql}

@@ -35,7 +35,8 @@ type scanning struct{ engine.Backend }
 
 type noRollups struct{ sqlgen.Dialect }
 
-func (noRollups) Rollups() bool { return false }
+// Capabilities: none, so that every statement is the plain scan.
+func (noRollups) Capabilities() sqlgen.Capabilities { return sqlgen.Capabilities{} }
 
 func (s scanning) Dialect() sqlgen.Dialect { return noRollups{s.Backend.Dialect()} }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"reportdb/query"
+	"reportdb/query/sqlgen"
 )
 
 // Dialect renders SQL for PostgreSQL.
@@ -128,15 +129,15 @@ func (Dialect) TitleKey() string { return TitleKeyFunc }
 // TitleKeyFunc is the SQL function migration 0014 creates.
 const TitleKeyFunc = "title_key"
 
-// Rollups implements sqlgen.RollupDialect: migration 0002 keeps them.
-func (Dialect) Rollups() bool { return true }
-
-// LatestRollup implements sqlgen.LatestRollupDialect: migration 0018's
-// triggers keep latest_rollup with latest_reports.
-func (Dialect) LatestRollup() bool { return true }
-
-// Lateral: PostgreSQL joins LATERAL (see sqlgen's stored status counts).
-func (Dialect) Lateral() bool { return true }
+// Capabilities implements sqlgen.Dialect: migration 0002 keeps the
+// rollups and 0018's triggers latest_rollup with latest_reports;
+// PostgreSQL joins LATERAL; the day partitions' spans (ReportDaysSQL,
+// EventDaysSQL), the report keys (0016) and report_data's columns make
+// the other fast paths.
+func (d Dialect) Capabilities() sqlgen.Capabilities {
+	return sqlgen.Capabilities{Rollups: true, LatestRollup: true, Lateral: true,
+		ReportDays: d, EventDays: d, ReportKeys: d, IDArrays: d, EventsByIDs: d, BoundedColumns: d}
+}
 
 // EventDaysSQL implements sqlgen.EventDays: event_time_bounds (migration
 // 0012) holds each day partition's span of event timestamps, by day

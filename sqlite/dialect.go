@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"reportdb/query"
+	"reportdb/query/sqlgen"
 )
 
 // Dialect renders SQL for SQLite. Regular expressions, containment-path
@@ -85,9 +86,10 @@ func (Dialect) LatestReports() string { return "" }
 // TitleKey: none; SQLite indexes values of any length.
 func (Dialect) TitleKey() string { return "" }
 
-// Rollups implements sqlgen.RollupDialect: migration 0003 keeps them.
-func (Dialect) Rollups() bool { return true }
-
-// LatestRollup implements sqlgen.LatestRollupDialect: migration 0008's
-// triggers keep latest_rollup with certnames' latest_report_id.
-func (Dialect) LatestRollup() bool { return true }
+// Capabilities implements sqlgen.Dialect: migration 0003 keeps the
+// rollups and 0008's triggers latest_rollup with certnames'
+// latest_report_id. reports is one table, so the fast paths that find a
+// statement's day partitions have nothing to find.
+func (Dialect) Capabilities() sqlgen.Capabilities {
+	return sqlgen.Capabilities{Rollups: true, LatestRollup: true}
+}

@@ -53,7 +53,7 @@ type Apart struct {
 // aggregate) in a given order, whose filter and order read only events,
 // that outputs some report column.
 func apartable(d Dialect, p *query.Plan) bool {
-	if _, ok := d.(IDArrays); !ok {
+	if d.Capabilities().IDArrays == nil {
 		return false
 	}
 	if p.Entity != query.Events || p.Columns != nil || p.Distinct != nil || len(p.GroupBy) > 0 ||
@@ -103,7 +103,7 @@ func (b *builder) apartSelect(p *query.Plan) (string, *uses, []OutCol, *Apart) {
 	parts = append(parts, e+".report_id")
 	ph := b.d.Placeholder
 	sql := "SELECT " + r + ".id, " + strings.Join(reports, ", ") + " FROM " + schema[query.ReportsTable].from +
-		" WHERE " + b.d.(IDArrays).InIDs(r+".id", ph(1)) + " AND " + r + ".id >= " + ph(2) + " AND " + r + ".id <= " + ph(3)
+		" WHERE " + b.d.Capabilities().IDArrays.InIDs(r+".id", ph(1)) + " AND " + r + ".id >= " + ph(2) + " AND " + r + ".id <= " + ph(3)
 	return strings.Join(parts, ", "), &u, cols, &Apart{SQL: sql}
 }
 
@@ -150,10 +150,10 @@ func EventsApart() Option { return func(b *builder) { b.eventsApartOK = true } }
 // apart on dialect d: a page of whole reports (every output field, no
 // aggregate) that outputs resource_events.
 func eventsApartable(d Dialect, p *query.Plan) bool {
-	if _, ok := d.(IDArrays); !ok {
+	if d.Capabilities().IDArrays == nil {
 		return false
 	}
-	if ed, ok := d.(EventsByIDs); !ok || ed.EventsByReportIDs() == "" {
+	if ed := d.Capabilities().EventsByIDs; ed == nil || ed.EventsByReportIDs() == "" {
 		return false
 	}
 	if p.Entity.Base != query.ReportsTable || p.Columns != nil || p.Distinct != nil || len(p.GroupBy) > 0 ||
@@ -191,5 +191,5 @@ func (b *builder) eventsApartSelect(p *query.Plan) (string, *uses, []OutCol, *Ap
 		cols = append(cols, c)
 	}
 	parts = append(parts, r+".id", r+".ev_total")
-	return strings.Join(parts, ", "), &u, cols, &Apart{SQL: b.d.(EventsByIDs).EventsByReportIDs(), Events: true}
+	return strings.Join(parts, ", "), &u, cols, &Apart{SQL: b.d.Capabilities().EventsByIDs.EventsByReportIDs(), Events: true}
 }

@@ -53,4 +53,38 @@ type Dialect interface {
 	// Explain turns a statement into one that describes its execution
 	// (explain=analyze); each result row's columns are joined as text.
 	Explain(sql string) string
+	// Capabilities is what else the database can do (see Capabilities).
+	Capabilities() Capabilities
+}
+
+// Capabilities is what a backend's schema and SQL can do beyond the
+// Dialect's common methods, probed once by Dialect.Capabilities: a false
+// or nil field is a fast path the database lacks, and the statements it
+// would render are rendered the plain way. One value, rather than an
+// optional interface per capability, so that what a backend offers is
+// read in one place and a test can turn any capability off by changing a
+// field.
+type Capabilities struct {
+	// Rollups: the rollup tables are kept (see rollupDef).
+	Rollups bool
+	// LatestRollup: latest_rollup is kept with the latest reports.
+	LatestRollup bool
+	// Lateral: LATERAL joins, which keep the probe of each report's
+	// events a nested loop whatever the planner estimates.
+	Lateral bool
+	// ReportDays: the spans of each day's reports' times (Narrowed).
+	ReportDays ReportDays
+	// EventDays: the spans of each day's event timestamps.
+	EventDays EventDays
+	// ReportKeys: the reports' lookup keys (Keyed).
+	ReportKeys ReportKeys
+	// IDArrays: a column compared with an array of bound ids
+	// (ReportsApart).
+	IDArrays IDArrays
+	// EventsByIDs: the events of a page's reports read apart
+	// (EventsApart).
+	EventsByIDs EventsByIDs
+	// BoundedColumns: report columns stored apart whose reads can be
+	// bounded to a range of report ids.
+	BoundedColumns BoundedColumns
 }

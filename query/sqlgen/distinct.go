@@ -132,7 +132,7 @@ type distinctPlan struct {
 // counts of a distinct_resources window, summarised by resource and
 // counted by resource, filtered on the events' timestamp only.
 func coveredDistinct(d Dialect, p *query.CountsPlan) (*distinctPlan, bool) {
-	if rd, ok := d.(RollupDialect); !ok || !rd.Rollups() {
+	if !d.Capabilities().Rollups {
 		return nil, false
 	}
 	ev := p.Events

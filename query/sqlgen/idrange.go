@@ -54,7 +54,7 @@ type EventWindow struct {
 // (EventDays): "" where it does not. The statement is then planned with
 // its values, so that the bounds prune the partitions as it is planned.
 func (b *builder) eventWindowCond(from, to int64, e, r string) string {
-	if _, ok := b.d.(EventDays); !ok {
+	if b.d.Capabilities().EventDays == nil {
 		return ""
 	}
 	lo := b.rangeArg(int64(0))

@@ -127,7 +127,7 @@ func (b *builder) decideKeyed(p *query.Plan) {
 	if !b.keyed || b.alias != "" {
 		return
 	}
-	if _, ok := b.d.(ReportKeys); !ok {
+	if b.d.Capabilities().ReportKeys == nil {
 		return
 	}
 	if _, ok := KeyLookup(p); !ok {
@@ -169,7 +169,7 @@ func (b *builder) keyedCond(p *query.Plan) string {
 	b.keyedDone = true
 	ids, _, _ := b.keyPlaceholders()
 	r := schema[query.ReportsTable].alias + ".id"
-	c := b.d.(ReportKeys).AnyID(r, ids) + " AND " + b.keyRange(r)
+	c := b.d.Capabilities().ReportKeys.AnyID(r, ids) + " AND " + b.keyRange(r)
 	if p.Entity == query.Events {
 		c = b.keyRange(schema[query.EventsTable].alias+".report_id") + " AND " + c
 	}

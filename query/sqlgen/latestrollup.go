@@ -65,18 +65,11 @@ var LatestSums = func() []string {
 // latestDims are latest_rollup's dimensions: report columns.
 var latestDims = []string{"type", "environment", "status"}
 
-// LatestRollupDialect is implemented by dialects whose database keeps
-// latest_rollup; LatestRollup reports whether it does (a test may turn it
-// off to compare).
-type LatestRollupDialect interface {
-	LatestRollup() bool
-}
-
 // latestRollupFilter reports whether a filter of report-level terms (on
 // column col of table base) selects the nodes' latest reports and
 // otherwise tests only latest_rollup's dimensions, and returns the rest.
 func (b *builder) latestRollupFilter(f query.Expr, base query.Table, col string) (query.Expr, bool) {
-	if ld, ok := b.d.(LatestRollupDialect); !ok || !ld.LatestRollup() {
+	if !b.d.Capabilities().LatestRollup {
 		return nil, false
 	}
 	rest, ok := withoutLatest(f, base, col)

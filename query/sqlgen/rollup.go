@@ -80,12 +80,6 @@ func (d rollupDef) dim(f *query.Field) bool {
 	return f.Table == query.NoTable || f.Type != query.Path && slices.Contains(d.dims, f.Name)
 }
 
-// RollupDialect is implemented by dialects whose database keeps rollups;
-// Rollups reports whether it does (a test may turn them off to compare).
-type RollupDialect interface {
-	Rollups() bool
-}
-
 // unbounded ends of a time range, far beyond any stored timestamp and far
 // from overflowing when a bucket width is added.
 const (
@@ -110,7 +104,7 @@ type rollupPlan struct {
 // filter and grouping; counting says p is counted whole (include_total),
 // so its projection does not matter.
 func coveredRollup(d Dialect, p *query.Plan, counting bool) (*rollupPlan, bool) {
-	if rd, ok := d.(RollupDialect); !ok || !rd.Rollups() {
+	if !d.Capabilities().Rollups {
 		return nil, false
 	}
 	if p.Distinct != nil {

@@ -48,7 +48,7 @@ func (b *builder) col(f *query.Field) string {
 	if b.alias != "" {
 		return b.alias + "." + f.Column
 	}
-	if bc, ok := b.d.(BoundedColumns); ok && f.Table == query.ReportsTable {
+	if bc := b.d.Capabilities().BoundedColumns; bc != nil && f.Table == query.ReportsTable {
 		if bound, ok := b.idBound(); ok {
 			if s, ok := bc.BoundedColumn(f.Table, schema[f.Table].alias, f.Column, bound); ok {
 				return s

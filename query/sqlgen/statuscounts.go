@@ -19,13 +19,6 @@ import (
 // the part of ev_total they leave, counted from the events of the few
 // reports that have one, so the answer is exact for every status.
 
-// lateralDialect is implemented by dialects with LATERAL joins, which
-// keep the probe of each report's events a nested loop whatever the
-// planner estimates.
-type lateralDialect interface {
-	Lateral() bool
-}
-
 // storedStatuses are the statuses with a column of their own, in the
 // order the rows are produced.
 var storedStatuses = []struct{ status, column string }{
@@ -37,7 +30,7 @@ var storedStatuses = []struct{ status, column string }{
 // event's report, from the counts stored with the reports. ok is false
 // when the plan has another shape, and then nothing has been bound.
 func (b *builder) statusCountsFromReports(p *query.Plan) (string, []OutCol, bool, error) {
-	if rd, ok := b.d.(RollupDialect); !ok || !rd.Rollups() {
+	if !b.d.Capabilities().Rollups {
 		return "", nil, false, nil
 	}
 	if p.Entity != query.Events || p.Distinct != nil || len(p.OrderBy) > 0 || p.Limit > 0 || p.Offset > 0 ||
@@ -140,8 +133,7 @@ func (b *builder) statusCountsFromReports(p *query.Plan) (string, []OutCol, bool
 	// probe renders the events of the reports ids (a table expression of
 	// their ids, o.id): on dialects with LATERAL each report's events are
 	// probed by id, whatever the planner estimates of the reports
-	ld, lateral := b.d.(lateralDialect)
-	lateral = lateral && ld.Lateral()
+	lateral := b.d.Capabilities().Lateral
 	probe := func(ids string) string {
 		if lateral {
 			return ids + " CROSS JOIN LATERAL (SELECT e.status FROM resource_events e WHERE e.report_id = o.id OFFSET 0) e"
