@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"reportdb"
-	"reportdb/query/sqlgen"
+	"reportdb/schema"
 	"reportdb/wire"
 )
 
@@ -23,9 +23,9 @@ import (
 // The record's fields are eventRecordOIDs; its binary form is what the
 // server reads (results are binary unless the database URL chose a text
 // mode: then Dialect.TextResults renders jsonEventsSQL instead). Its
-// fields are sqlgen.EventColumns, which a page of reports that reads its
+// fields are schema.EventColumns, which a page of reports that reads its
 // events apart reads as columns (eventsByReportIDsSQL).
-var resourceEventsSQL = `(SELECT array_agg(ROW(e.` + strings.Join(sqlgen.EventColumns, ", e.") + `))
+var resourceEventsSQL = `(SELECT array_agg(ROW(e.` + strings.Join(schema.EventColumns, ", e.") + `))
  FROM resource_events e WHERE e.report_id = r.id%s)`
 
 // jsonEventsSQL builds the same resource_events.data as JSON text in
@@ -47,7 +47,7 @@ const (
 )
 
 // eventRecordOIDs are the types of resourceEventsSQL's record fields
-// (sqlgen.EventColumns).
+// (schema.EventColumns).
 var eventRecordOIDs = [...]uint32{
 	pgTextOID,      // status
 	pgInt8OID,      // timestamp (Unix ms)
@@ -212,7 +212,7 @@ func borrow(v []byte) string { return unsafe.String(unsafe.SliceData(v), len(v))
 // report's events are in its day's partition, where the report_id index
 // gives equal ids in the order of their rows (ctid), which is the order
 // they were inserted in.
-var eventsByReportIDsSQL = `SELECT e.report_id, e.` + strings.Join(sqlgen.EventColumns, ", e.") +
+var eventsByReportIDsSQL = `SELECT e.report_id, e.` + strings.Join(schema.EventColumns, ", e.") +
 	` FROM resource_events e WHERE e.report_id = ANY($1) AND e.report_id >= $2 AND e.report_id <= $3` +
 	` ORDER BY e.report_id, e.ctid`
 

@@ -18,7 +18,7 @@ import (
 
 	"reportdb"
 	"reportdb/jsonv"
-	"reportdb/query/sqlgen"
+	"reportdb/schema"
 	"reportdb/store"
 )
 
@@ -66,18 +66,18 @@ var storeStatement = `WITH input AS (
    CASE WHEN e.path IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(e.path::json)) END,
    e.containing_class, e.name, e.corrective_change
   FROM evin e
-), ` + sqlgen.CTEs("rr", sqlgen.ReportRollupDeltas("ins", 1)) + `, er AS (
-  ` + sqlgen.EventRollupDelta("evin", 1) + `
+), ` + schema.CTEs("rr", schema.ReportRollupDeltas("ins", 1)) + `, er AS (
+  ` + schema.EventRollupDelta("evin", 1) + `
 ), fr AS (
-  ` + sqlgen.FailureRollupDelta("evin", 1) + `
+  ` + schema.FailureRollupDelta("evin", 1) + `
 ), dk AS (
-  ` + sqlgen.LatestOfEvents("evin") + `
+  ` + schema.LatestOfEvents("evin") + `
 ), dj AS (
-  ` + sqlgen.LatestJoin("dk", Dialect{}.TitleKey()) + `
+  ` + schema.LatestJoin("dk", Dialect{}.TitleKey()) + `
 ), dd AS (
-  ` + sqlgen.LatestDelta("dj") + `
+  ` + schema.LatestDelta("dj") + `
 ), dl AS (
-  ` + sqlgen.LatestUpsert("dj", "GREATEST", Dialect{}.TitleKey()) + `
+  ` + schema.LatestUpsert("dj", "GREATEST", Dialect{}.TitleKey()) + `
 ), env AS (
   INSERT INTO environments (name)
   SELECT DISTINCT environment FROM input ORDER BY 1

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"reportdb/query/sqlgen"
+	"reportdb/schema"
 )
 
 // Maintain implements store.Maintainer: it archives the keys of the days
@@ -189,7 +189,7 @@ func (db *DB) ShrinkAfterLoad(ctx context.Context) ([]string, error) {
 	defer release()
 	var done []string
 	tables := append([]string(nil), pointerTables...)
-	for _, t := range sqlgen.RollupTables {
+	for _, t := range schema.RollupTables {
 		tables = append(tables, t.Table)
 	}
 	for _, t := range tables {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"reportdb/query/sqlgen"
+	"reportdb/schema"
 )
 
 // planNodes returns the node types of an EXPLAIN (FORMAT JSON) plan.
@@ -47,7 +47,7 @@ func TestMergePlanWithoutNestedLoops(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	for _, rt := range sqlgen.RollupTables {
+	for _, rt := range schema.RollupTables {
 		tab := pgx.Identifier{rt.Table}.Sanitize()
 		// each dimension takes 500 values (2 if boolean), whatever its type
 		var vals []string

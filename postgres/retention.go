@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"reportdb/query/sqlgen"
+	"reportdb/schema"
 	"reportdb/store"
 )
 
@@ -77,10 +77,10 @@ func deleteReportBatches(ctx context.Context, conn *pgx.Conn, where string, arg 
 		  RETURNING report_id, timestamp, status, resource_type, resource_title),
 		data AS (DELETE FROM report_data WHERE id IN (SELECT id FROM gone)),
 		vf AS (`+raiseValidFrom("(SELECT max(timestamp) FROM ev)")+`),
-		`+sqlgen.CTEs("rr", sqlgen.ReportRollupDeltas("gone", -1))+`,
-		er AS (`+sqlgen.EventRollupDelta(`(SELECT ev.timestamp, ev.status, ev.resource_type, g.environment
+		`+schema.CTEs("rr", schema.ReportRollupDeltas("gone", -1))+`,
+		er AS (`+schema.EventRollupDelta(`(SELECT ev.timestamp, ev.status, ev.resource_type, g.environment
 		  FROM ev JOIN gone g ON g.id = ev.report_id)`, -1)+`),
-		fr AS (`+sqlgen.FailureRollupDelta("ev", -1)+`)
+		fr AS (`+schema.FailureRollupDelta("ev", -1)+`)
 		SELECT count(*) FROM gone`, arg, retentionBatch).Scan(&n)
 		}); err != nil {
 			return deleted, err
@@ -112,7 +112,7 @@ func (db *DB) afterDelete(ctx context.Context, conn *pgx.Conn, deleted int64) er
 	}
 	defer store.TimeStep(ctx, "environments")()
 	_, err := conn.Exec(ctx, `DELETE FROM environments
-		WHERE name NOT IN (`+sqlgen.StoredEnvironments()+`)`)
+		WHERE name NOT IN (`+schema.StoredEnvironments()+`)`)
 	return err
 }
 
@@ -279,11 +279,11 @@ func dropDetached(ctx context.Context, conn *pgx.Conn, p dayTable) (n int64, err
 		if _, err := tx.Exec(ctx, raiseValidFrom("(SELECT max(timestamp) FROM "+tab+")")); err != nil {
 			return 0, fmt.Errorf("distinct state of partition %s: %w", p.name, err)
 		}
-		if _, err := tx.Exec(ctx, sqlgen.EventRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
+		if _, err := tx.Exec(ctx, schema.EventRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
 			r.environment FROM `+tab+` e JOIN reports r ON r.id = e.report_id)`, -1)); err != nil {
 			return 0, fmt.Errorf("rollups of partition %s: %w", p.name, err)
 		}
-		if _, err := tx.Exec(ctx, sqlgen.FailureRollupDelta(tab, -1)); err != nil {
+		if _, err := tx.Exec(ctx, schema.FailureRollupDelta(tab, -1)); err != nil {
 			return 0, fmt.Errorf("failure rollup of partition %s: %w", p.name, err)
 		}
 		// and its span of event timestamps (migration 0012)
@@ -299,7 +299,7 @@ func dropDetached(ctx context.Context, conn *pgx.Conn, p dayTable) (n int64, err
 		if err := tx.QueryRow(ctx, "SELECT count(*) FROM "+tab).Scan(&n); err != nil {
 			return 0, fmt.Errorf("count partition %s: %w", p.name, err)
 		}
-		for _, delta := range sqlgen.ReportRollupDeltas("(SELECT * FROM "+tab+")", -1) {
+		for _, delta := range schema.ReportRollupDeltas("(SELECT * FROM "+tab+")", -1) {
 			if _, err := tx.Exec(ctx, delta); err != nil {
 				return 0, fmt.Errorf("rollups of partition %s: %w", p.name, err)
 			}
@@ -379,7 +379,7 @@ func dropStaleLatest(ctx context.Context, conn *pgx.Conn) error {
 	}
 	done()
 	defer store.TimeStep(ctx, "distinct_rollup")()
-	for _, w := range sqlgen.DistinctWidths {
+	for _, w := range schema.DistinctWidths {
 		if _, err := conn.Exec(ctx, `DELETE FROM distinct_rollup
 			WHERE width = $1::integer AND bucket <= $2::bigint - $1::integer`, w, *validFrom); err != nil {
 			return fmt.Errorf("stale distinct buckets: %w", err)

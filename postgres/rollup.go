@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"reportdb/query/sqlgen"
+	"reportdb/schema"
 )
 
 // CompactRollups merges the delta rows of every bucket that has unmerged
@@ -36,7 +36,7 @@ func (db *DB) CompactRollups(ctx context.Context) (int, error) {
 	}
 	defer release()
 	total := 0
-	for _, t := range sqlgen.RollupTables {
+	for _, t := range schema.RollupTables {
 		rows, err := conn.Query(ctx, "SELECT DISTINCT width, bucket FROM "+t.Table+" WHERE NOT merged")
 		if err != nil {
 			return total, err
@@ -73,7 +73,7 @@ func (db *DB) CompactRollups(ctx context.Context) (int, error) {
 
 // mergeStatements renders t's merge of a bucket's deltas ($1 width, $2
 // bucket) and the delete of the merged rows that came to zero.
-func mergeStatements(t sqlgen.RollupTable) (merge, zero string) {
+func mergeStatements(t schema.RollupTable) (merge, zero string) {
 	tab := pgx.Identifier{t.Table}.Sanitize()
 	dims := t.Dims()
 	sDims := "s." + strings.Join(t.Cols, ", s.")

@@ -12,7 +12,7 @@ import (
 
 	"reportdb"
 	"reportdb/jsonv"
-	"reportdb/query/sqlgen"
+	"reportdb/schema"
 	"reportdb/store"
 	"reportdb/wire"
 )
@@ -208,7 +208,7 @@ func blob(b []byte) any {
 }
 
 // addRollups counts the reports ids and their events sign times in the
-// rollups (see query/sqlgen/rollup.go), in the transaction that stores
+// rollups (see schema/rollup.go), in the transaction that stores
 // them.
 func addRollups(ctx context.Context, tx *sql.Tx, ids []int64, sign int) error {
 	if len(ids) == 0 {
@@ -222,16 +222,16 @@ func addRollups(ctx context.Context, tx *sql.Tx, ids []int64, sign int) error {
 // reports r, with ?1 bound to arg) and their events sign times in the
 // rollups: 1 when they are stored, -1 before they are deleted.
 func countInRollups(ctx context.Context, tx *sql.Tx, where string, arg any, sign int) error {
-	for _, delta := range sqlgen.ReportRollupDeltas("(SELECT * FROM reports r WHERE "+where+")", sign) {
+	for _, delta := range schema.ReportRollupDeltas("(SELECT * FROM reports r WHERE "+where+")", sign) {
 		if _, err := tx.ExecContext(ctx, delta, arg); err != nil {
 			return fmt.Errorf("report rollup: %w", err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, sqlgen.EventRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
+	if _, err := tx.ExecContext(ctx, schema.EventRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
 		r.environment FROM resource_events e JOIN reports r ON r.id = e.report_id WHERE `+where+`)`, sign), arg); err != nil {
 		return fmt.Errorf("event rollup: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, sqlgen.FailureRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
+	if _, err := tx.ExecContext(ctx, schema.FailureRollupDelta(`(SELECT e.timestamp, e.status, e.resource_type,
 		e.resource_title FROM resource_events e JOIN reports r ON r.id = e.report_id WHERE `+where+`)`, sign), arg); err != nil {
 		return fmt.Errorf("failure rollup: %w", err)
 	}
@@ -239,7 +239,7 @@ func countInRollups(ctx context.Context, tx *sql.Tx, where string, arg any, sign
 }
 
 // addLatest merges the events of the reports ids into resource_latest and
-// distinct_rollup (see query/sqlgen/distinct.go), in the transaction that
+// distinct_rollup (see schema/distinct.go), in the transaction that
 // stores them: the deltas are read against resource_latest before the
 // merge (the single writer holds the lock).
 func addLatest(ctx context.Context, tx *sql.Tx, ids []int64) error {
@@ -252,13 +252,13 @@ func addLatest(ctx context.Context, tx *sql.Tx, ids []int64) error {
 		args []any
 	}{
 		{"DROP TABLE IF EXISTS temp.latest_batch", nil},
-		{"CREATE TEMP TABLE latest_batch AS " + sqlgen.LatestJoin("("+sqlgen.LatestOfEvents(`(SELECT r.certname AS certname,
+		{"CREATE TEMP TABLE latest_batch AS " + schema.LatestJoin("("+schema.LatestOfEvents(`(SELECT r.certname AS certname,
 			e.resource_type AS resource_type, e.resource_title AS resource_title, e.property AS property,
 			e.name AS name, e.timestamp AS timestamp, e.status AS status
 			FROM resource_events e JOIN reports r ON r.id = e.report_id
 			WHERE e.report_id IN (SELECT value FROM json_each(?1)))`)+")", Dialect{}.TitleKey()), []any{string(list)}},
-		{sqlgen.LatestDelta("temp.latest_batch"), nil},
-		{sqlgen.LatestUpsert("temp.latest_batch", "MAX", Dialect{}.TitleKey()), nil},
+		{schema.LatestDelta("temp.latest_batch"), nil},
+		{schema.LatestUpsert("temp.latest_batch", "MAX", Dialect{}.TitleKey()), nil},
 		{"DROP TABLE temp.latest_batch", nil},
 	} {
 		if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {

@@ -22,6 +22,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"reportdb/query/sqlgen"
+	"reportdb/schema"
 	"reportdb/store"
 )
 
@@ -292,7 +293,7 @@ func deleteReports(ctx context.Context, tx *sql.Tx, where string, arg any) (int6
 	}
 	n, _ := res.RowsAffected()
 	_, err = tx.ExecContext(ctx, `DELETE FROM environments
-		WHERE name NOT IN (`+sqlgen.StoredEnvironments()+`)`)
+		WHERE name NOT IN (`+schema.StoredEnvironments()+`)`)
 	return n, err
 }
 
@@ -317,7 +318,7 @@ func (db *DB) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // sum to zero). It returns the number of buckets merged.
 func (db *DB) CompactRollups(ctx context.Context) (total int, err error) {
 	err = db.inWriteTx(ctx, func(tx *sql.Tx) error {
-		for _, t := range sqlgen.RollupTables {
+		for _, t := range schema.RollupTables {
 			var n int
 			if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT DISTINCT width, bucket FROM "+t.Table+
 				" WHERE merged = 0)").Scan(&n); err != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 // Compactor is implemented by backends that keep rollups as delta rows
-// (see query/sqlgen/rollup.go): CompactRollups merges the deltas of the
+// (see schema/rollup.go): CompactRollups merges the deltas of the
 // buckets written since the last run, and returns how many buckets it
 // merged. Answers do not depend on it; the number of rows a count reads
 // does.

@@ -15,12 +15,13 @@ import (
 
 	"reportdb"
 	"reportdb/engine"
+	"reportdb/schema"
 	"reportdb/store"
 )
 
 // RunDistinctCounts checks the event counts of distinct_resources windows
 // answered from the write-time tables (resource_latest, distinct_rollup:
-// query/sqlgen/distinct.go) against the scan of the events, on random
+// schema/distinct.go) against the scan of the events, on random
 // data: events out of order across reports and days, equal timestamps,
 // duplicate reports (within a batch and resent), concurrent batches of
 // the same nodes, NULL and non-NULL
@@ -301,9 +302,6 @@ type rollupCompactor interface {
 	CompactRollups(ctx context.Context) (int, error)
 }
 
-// noTime is resource_latest's prev_ts of a key with one timestamp.
-const noTime = -4611686018427387904
-
 func ptr(s string) *string { return &s }
 
 func iso(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
@@ -364,7 +362,7 @@ func checkLatest(t *testing.T, b engine.Backend, kept []*reportdb.Report, validF
 			tss = append(tss, ts)
 		}
 		slices.Sort(tss)
-		m := &row{ts: tss[len(tss)-1], counts: *byTS[tss[len(tss)-1]], prev: noTime}
+		m := &row{ts: tss[len(tss)-1], counts: *byTS[tss[len(tss)-1]], prev: schema.NoTime}
 		if len(tss) > 1 {
 			m.prev, m.prevCounts = tss[len(tss)-2], *byTS[tss[len(tss)-2]]
 		}
