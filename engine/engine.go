@@ -17,6 +17,7 @@ import (
 
 	"reportdb/jsonv"
 	"reportdb/query"
+	"reportdb/query/opt"
 	"reportdb/query/sqlgen"
 	"reportdb/store"
 )
@@ -106,36 +107,25 @@ func (e *Engine) runRows(ctx context.Context, before func(q store.Querier) error
 	return exec(e.b)
 }
 
-// strategy decides how the statements of plan p, rendered with opts on
-// dialect d, are run: narrowed (n, see narrowing), keyed (k, see keying:
-// the options returned then key them), or as they are.
-func strategy(d sqlgen.Dialect, p *query.Plan, opts []sqlgen.Option) (_ []sqlgen.Option, n *narrowing, k *keying) {
-	if n, ok := narrowable(d, p, opts); ok {
-		return opts, n, nil
+// access asks the optimiser how plan p is read on dialect d (package
+// opt), and returns its choice with how a narrowed or keyed one is run.
+func access(d sqlgen.Dialect, p *query.Plan, o opt.Options) (*opt.Access, *narrowing, *keying, error) {
+	a, err := opt.Choose(d, p, o)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	if k, ok := keyable(d, p); ok {
-		return append(opts[:len(opts):len(opts)], sqlgen.Keyed()), nil, k
+	var n *narrowing
+	var k *keying
+	if a.Narrow != nil {
+		n = &narrowing{p: p, d: d, opts: a.RowsOptions(), column: a.Narrow.Column, desc: a.Narrow.Desc,
+			unique: a.Narrow.Unique, sql: a.Narrow.SpansSQL}
+		if a.Fallback != nil {
+			n.fallback = &keyedStatement{k: &keying{rk: d.Capabilities().ReportKeys, keys: a.Keys}, b: a.Fallback}
+		}
+	} else if a.Keys != nil {
+		k = &keying{rk: d.Capabilities().ReportKeys, keys: a.Keys}
 	}
-	return opts, nil, nil
-}
-
-// fallback renders, for a plan narrowed by the day of one report (n, nil
-// for none) on a dialect that keeps the reports' keys, the keyed
-// statement that answers when the head has no row (narrowing.fallback).
-func (e *Engine) fallback(d sqlgen.Dialect, p *query.Plan, n *narrowing) error {
-	if n == nil || !n.unique {
-		return nil
-	}
-	k, ok := keyable(d, p)
-	if !ok {
-		return nil
-	}
-	b, err := sqlgen.Select(d, p, append(n.opts[:len(n.opts):len(n.opts)], sqlgen.Keyed())...)
-	if err != nil || !b.Keyed {
-		return err
-	}
-	n.fallback = &keyedStatement{k: k, b: b}
-	return nil
+	return a, n, k, nil
 }
 
 // runPlan is run for the statements of a plan, or runNarrowed or
@@ -195,36 +185,20 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 	// A page of reports reads its events apart (sqlgen.EventsApart), in
 	// the snapshot too: there the events are read on the snapshot's
 	// connection once the page's rows are.
-	err = e.query(ctx, p, withTotal, !withTotal && !e.noApart, !e.noApart, fn)
+	err = e.query(ctx, p, withTotal, e.noApart, fn)
 	if errors.Is(err, errReportGone) || errors.Is(err, errPageTooLarge) || errors.Is(err, errEventsShape) {
-		err = e.query(ctx, p, withTotal, false, false, fn)
+		err = e.query(ctx, p, withTotal, true, fn)
 	}
 	return err
 }
 
-func (e *Engine) query(ctx context.Context, p *query.Plan, withTotal, reportsApart, eventsApart bool, fn func(rows *Rows, total int64) error) error {
+func (e *Engine) query(ctx context.Context, p *query.Plan, withTotal, noApart bool, fn func(rows *Rows, total int64) error) error {
 	d := e.b.Dialect()
-	opts := options(d, p)
-	if reportsApart {
-		opts = append(opts, sqlgen.ReportsApart())
-	}
-	if eventsApart {
-		opts = append(opts, sqlgen.EventsApart())
-	}
-	opts, n, k := strategy(d, p, opts)
-	built, count, err := render(d, p, withTotal,
-		func(d sqlgen.Dialect, p *query.Plan) (*sqlgen.Built, error) { return sqlgen.Select(d, p, opts...) },
-		func(d sqlgen.Dialect, p *query.Plan) (*sqlgen.Built, error) { return sqlgen.Count(d, p, opts...) })
+	a, n, k, err := access(d, p, opt.Options{Total: withTotal, NoApart: noApart})
 	if err != nil {
 		return err
 	}
-	if err := e.fallback(d, p, n); err != nil {
-		return err
-	}
-	var fb *sqlgen.Built
-	if n != nil && n.fallback != nil {
-		fb = n.fallback.b
-	}
+	built, count, fb := a.Rows, a.Total, a.Fallback
 	if err := e.bindReportIDs(ctx, d, p, built, count, fb); err != nil {
 		return err
 	}
@@ -317,20 +291,6 @@ func (e *Engine) countsNodeStates(ctx context.Context, ps []*query.CountsPlan) (
 func (e *Engine) anyInactive(ctx context.Context) (bool, error) {
 	n, err := scalar(ctx, e.b, &sqlgen.Built{SQL: sqlgen.AnyInactiveNode})
 	return n > 0, err
-}
-
-// options are how the statements of plan p are rendered: over a window
-// of event timestamps, on a backend that keeps each day's span of event
-// timestamps (sqlgen.EventDays), with a range of report ids to bind
-// (bindReportIDs).
-func options(d sqlgen.Dialect, p *query.Plan) []sqlgen.Option {
-	if d.Capabilities().EventDays == nil {
-		return nil
-	}
-	if _, _, ok := sqlgen.EventTimeWindow(p); !ok {
-		return nil
-	}
-	return []sqlgen.Option{sqlgen.BoundReportIDs()}
 }
 
 // bindReportIDs binds, in statements rendered with options, the range of
@@ -573,11 +533,11 @@ func (e *Engine) Explain(ctx context.Context, p *query.Plan) (any, error) {
 		return nil, err
 	}
 	d := e.b.Dialect()
-	opts, narrowed, k := strategy(d, p, options(d, p))
-	built, err := sqlgen.Select(d, p, opts...)
+	a, narrowed, k, err := access(d, p, opt.Options{NoApart: true})
 	if err != nil {
 		return nil, err
 	}
+	built := a.Rows
 	if err := e.bindReportIDs(ctx, d, p, built); err != nil {
 		return nil, err
 	}
@@ -676,15 +636,11 @@ func (e *Engine) ReportDocumentSize(ctx context.Context, hash, field string) (in
 	h := query.Reports.Field("hash")
 	p := &query.Plan{Entity: query.Reports, Columns: []query.Column{{Name: "size", Func: "octet_length", Field: f}},
 		Filter: query.Cmp{Op: "=", Field: h, Value: hash}}
-	d := e.b.Dialect()
-	opts, n, k := strategy(d, p, nil)
-	built, err := sqlgen.Select(d, p, opts...)
+	a, n, k, err := access(e.b.Dialect(), p, opt.Options{NoApart: true})
 	if err != nil {
 		return 0, false, err
 	}
-	if err := e.fallback(d, p, n); err != nil {
-		return 0, false, err
-	}
+	built := a.Rows
 	var size int64
 	found := false
 	err = e.runPlan(ctx, n, k, built, nil, func(_ store.Querier, rows store.Rows, _ int64) error {
@@ -716,15 +672,11 @@ func (e *Engine) ReportDocument(ctx context.Context, hash, field string) ([]byte
 	h := query.Reports.Field("hash")
 	p := &query.Plan{Entity: query.Reports, Columns: []query.Column{{Name: f.Name, Field: f}},
 		Filter: query.Cmp{Op: "=", Field: h, Value: hash}}
-	d := e.b.Dialect()
-	opts, n, k := strategy(d, p, nil)
-	built, err := sqlgen.Select(d, p, opts...)
+	a, n, k, err := access(e.b.Dialect(), p, opt.Options{NoApart: true})
 	if err != nil {
 		return nil, false, err
 	}
-	if err := e.fallback(d, p, n); err != nil {
-		return nil, false, err
-	}
+	built := a.Rows
 	var data []byte
 	found := false
 	err = e.runPlan(ctx, n, k, built, nil, func(_ store.Querier, rows store.Rows, _ int64) error {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 
-	"reportdb/query"
 	"reportdb/query/sqlgen"
 	"reportdb/store"
 )
@@ -19,19 +18,6 @@ import (
 type keying struct {
 	rk   sqlgen.ReportKeys
 	keys []string
-}
-
-// keyable returns how plan p is keyed on dialect d, if it is.
-func keyable(d sqlgen.Dialect, p *query.Plan) (*keying, bool) {
-	rk := d.Capabilities().ReportKeys
-	if rk == nil {
-		return nil, false
-	}
-	keys, ok := sqlgen.KeyLookup(p)
-	if !ok {
-		return nil, false
-	}
-	return &keying{rk: rk, keys: keys}, true
 }
 
 // bind reads the ids under k's keys and binds them, and their days'

@@ -54,47 +54,6 @@ type keyedStatement struct {
 	b *sqlgen.Built
 }
 
-// narrowable returns how plan p is narrowed on dialect d, if it is: d
-// keeps the days' spans of reports' times, and p's statement (rendered
-// with opts) is one that sqlgen narrows.
-func narrowable(d sqlgen.Dialect, p *query.Plan, opts []sqlgen.Option) (*narrowing, bool) {
-	caps := d.Capabilities()
-	rd := caps.ReportDays
-	if rd == nil {
-		return nil, false
-	}
-	// one report's rows by its hash, in whatever order: by that report's
-	// day (and its keys, when the head has none); else by the order
-	col, desc, unique := "end_time", true, true
-	if !sqlgen.NarrowHash(p) {
-		var ok bool
-		if col, desc, ok = sqlgen.NarrowOrder(p); !ok {
-			return nil, false
-		}
-		unique = false
-	}
-	var sql string
-	if p.Entity == query.Events && !unique {
-		// events by their timestamp: the days' spans of event timestamps
-		if caps.EventDays == nil {
-			return nil, false
-		}
-		sql = caps.EventDays.EventSpansSQL()
-	} else if s, ok := rd.ReportDaysSQL(col); ok {
-		sql = s
-	} else {
-		return nil, false
-	}
-	n := &narrowing{p: p, d: d, opts: opts, column: col, desc: desc, unique: unique, sql: sql}
-	// statements answered from rollups or from the latest reports are not
-	// narrowed: render one to tell (rendering is cheap; the values are
-	// bound later)
-	if b, err := n.render(sqlgen.Narrow{}); err != nil || !b.Narrowed {
-		return nil, false
-	}
-	return n, true
-}
-
 func (n *narrowing) render(w sqlgen.Narrow) (*sqlgen.Built, error) {
 	w.Column, w.Desc, w.Unique = n.column, n.desc, n.unique
 	return sqlgen.Select(n.d, n.p, append(n.opts[:len(n.opts):len(n.opts)], sqlgen.Narrowed(w))...)

@@ -71,7 +71,7 @@ func TestBoundReportIDs(t *testing.T) {
 		}
 	}
 	rolled := plan(t, query.Events, `["extract",[["function","count"],"status"],[">","timestamp","2025-01-08T08:00:00Z"],["group_by","status"]]`)
-	b, err := sqlgen.Select(d, rolled, sqlgen.BoundReportIDs())
+	b, err := sqlgen.Select(d, rolled, sqlgen.BoundReportIDs(), sqlgen.Using(sqlgen.ViaRollup))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,9 @@ type Built struct {
 	ReportIDArgs []int
 	// Narrowed is set when the statement was narrowed (see Narrowed).
 	Narrowed bool
+	// LatestCopies is set when the statement reads the copies of the
+	// nodes' latest reports (Dialect.LatestReports).
+	LatestCopies bool
 	// EventWindows are the windows of event timestamps whose days' report
 	// ids the statement's event subqueries are bounded by (see
 	// EventWindow), to be bound before it runs.
@@ -55,6 +58,7 @@ type OutCol struct {
 
 type builder struct {
 	d         Dialect
+	via       Via // the statement to render (Using)
 	args      []any
 	sensitive bool // see Built.ValueSensitive
 	// alias, when set, is the table every stored column is read from (a
@@ -90,6 +94,9 @@ type builder struct {
 	// (ReportsApart), apart records that it does
 	apartOK bool
 	apart   *Apart
+	// latestCopies records that the top-level statement reads the
+	// latest reports' copies
+	latestCopies bool
 	// eventsApartOK allows a page of reports to read its events apart
 	// (EventsApart)
 	eventsApartOK bool
@@ -97,7 +104,7 @@ type builder struct {
 
 func (b *builder) built(sql string, cols []OutCol) *Built {
 	return &Built{SQL: sql, Args: b.args, Columns: cols, ValueSensitive: b.sensitive, ReportIDArgs: b.idArgs,
-		Narrowed: b.narrowed, EventWindows: b.windows, Keyed: b.keyedDone, KeyArgs: b.keyArgs, Apart: b.apart}
+		Narrowed: b.narrowed, LatestCopies: b.latestCopies, EventWindows: b.windows, Keyed: b.keyedDone, KeyArgs: b.keyArgs, Apart: b.apart}
 }
 
 // rangeArg binds a value compared with a range or regular-expression
@@ -139,27 +146,35 @@ func newBuilder(d Dialect, opts []Option) *builder {
 // Select renders the rows query of a plan.
 func Select(d Dialect, p *query.Plan, opts ...Option) (*Built, error) {
 	b := newBuilder(d, opts)
-	if rp, ok := coveredRollup(d, p, false); ok {
+	switch b.via {
+	case ViaRollup:
+		rp, ok := coveredRollup(d, p, false)
+		if !ok {
+			return nil, errNotVia(b.via)
+		}
 		sql, cols, err := b.rollupSelect(p, rp)
 		if err != nil {
 			return nil, err
 		}
 		return b.built(sql, cols), nil
-	}
-	if sql, cols, ok, err := b.statusCountsFromReports(p); err != nil {
-		return nil, err
-	} else if ok {
+	case ViaStatusCounts:
+		sql, cols, ok, err := b.statusCountsFromReports(p)
+		if err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, errNotVia(b.via)
+		}
 		return b.built(sql, cols), nil
-	}
-	if len(p.OrderBy) == 0 && p.Limit == 0 && p.Offset == 0 {
+	case ViaDayRollup:
 		where, err := b.where(p)
 		if err != nil {
 			return nil, err
 		}
-		if sql, cols, ok := b.dayRollup(p, where); ok {
-			return b.built(sql, cols), nil
+		sql, cols, ok := b.dayRollup(p, where)
+		if !ok {
+			return nil, errNotVia(b.via)
 		}
-		b = newBuilder(d, opts)
+		return b.built(sql, cols), nil
 	}
 	b.decideNarrow(p)
 	b.decideKeyed(p)
@@ -181,11 +196,21 @@ func Select(d Dialect, p *query.Plan, opts ...Option) (*Built, error) {
 	return b.built(sql, cols), nil
 }
 
+// errNotVia is a statement asked for that cannot answer the plan: the
+// optimiser's predicates and the renderer disagree.
+func errNotVia(v Via) error {
+	return fmt.Errorf("sqlgen: the %s statement cannot answer this query", v)
+}
+
 // Count renders a statement counting the rows the plan would return with
 // no limit or offset (X-Records).
 func Count(d Dialect, p *query.Plan, opts ...Option) (*Built, error) {
 	b := newBuilder(d, opts)
-	if rp, ok := coveredRollup(d, p, true); ok {
+	if b.via == ViaRollup {
+		rp, ok := coveredRollup(d, p, true)
+		if !ok {
+			return nil, errNotVia(b.via)
+		}
 		sql, err := b.rollupCount(p, rp)
 		if err != nil {
 			return nil, err
@@ -233,6 +258,7 @@ func (b *builder) statement(p *query.Plan, sel string, selUses *uses, paging boo
 	if err != nil {
 		return "", err
 	}
+	b.latestCopies = b.latestCopies || latestFrom != "" && b.depth == 0
 	u := planUses(p, selUses)
 	if latestFrom != "" && p.Entity.Base == query.ReportsTable && !u.blobs && !u.subquery {
 		// the copies alone, one unpartitioned row per node: planned with

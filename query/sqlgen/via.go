@@ -1,0 +1,83 @@
+package sqlgen
+
+import "reportdb/query"
+
+// Via is which statement Select (and Count) renders for a plan. The
+// choice is made by the access-path optimiser (package opt), which asks
+// the predicates below whether each statement can answer the plan;
+// sqlgen renders what it is told.
+type Via int
+
+const (
+	// ViaRows reads the plan's rows from reports and events: the plain
+	// statement, or the copies of the latest reports, narrowed, keyed or
+	// apart as the other options and the plan say.
+	ViaRows Via = iota
+	// ViaRollup reads a rollup's buckets (see rollupDef).
+	ViaRollup
+	// ViaStatusCounts counts events by status from the counts stored
+	// with each report.
+	ViaStatusCounts
+	// ViaDayRollup groups a day-formatted timestamp by day first.
+	ViaDayRollup
+)
+
+func (v Via) String() string {
+	switch v {
+	case ViaRollup:
+		return "rollup"
+	case ViaStatusCounts:
+		return "status-counts"
+	case ViaDayRollup:
+		return "day-rollup"
+	}
+	return "rows"
+}
+
+// Using renders the statement v (ViaRows when not given).
+func Using(v Via) Option { return func(b *builder) { b.via = v } }
+
+// RollupAnswers reports whether a rollup answers plan p on dialect d:
+// its rows, or, when counting, its count (include_total, where the
+// projection does not matter).
+func RollupAnswers(d Dialect, p *query.Plan, counting bool) bool {
+	_, ok := coveredRollup(d, p, counting)
+	return ok
+}
+
+// StatusCountsAnswer reports whether the counts stored with the reports
+// answer p (statusCountsFromReports), rendered with opts; an error is
+// the one rendering it would return.
+func StatusCountsAnswer(d Dialect, p *query.Plan, opts ...Option) (bool, error) {
+	_, _, ok, err := newBuilder(d, opts).statusCountsFromReports(p)
+	return ok, err
+}
+
+// DayRollupAnswers reports whether p, grouped by a day-formatted
+// timestamp with no order or page, is grouped by day first (dayRollup);
+// an error is the one rendering its filter would return.
+func DayRollupAnswers(d Dialect, p *query.Plan, opts ...Option) (bool, error) {
+	if len(p.OrderBy) != 0 || p.Limit != 0 || p.Offset != 0 {
+		return false, nil
+	}
+	b := newBuilder(d, opts)
+	where, err := b.where(p)
+	if err != nil {
+		return false, err
+	}
+	_, _, ok := b.dayRollup(p, where)
+	return ok, nil
+}
+
+// Apartable reports whether a page of p's events may read their reports
+// apart on d (see ReportsApart).
+func Apartable(d Dialect, p *query.Plan) bool { return apartable(d, p) }
+
+// EventsApartable reports whether a page of p's reports may read their
+// events apart on d (see EventsApart).
+func EventsApartable(d Dialect, p *query.Plan) bool { return eventsApartable(d, p) }
+
+// OnLatestCopies reports whether p's rows statement reads the copies of
+// the nodes' latest reports (Dialect.LatestReports) rather than the
+// reports themselves: those are never narrowed or keyed.
+func OnLatestCopies(d Dialect, p *query.Plan) bool { return newBuilder(d, nil).onLatestCopies(p) }
