@@ -159,17 +159,6 @@ func scalar(ctx context.Context, q store.Querier, b *sqlgen.Built) (int64, error
 	return n, nil
 }
 
-// render renders the rows statement of p and, when withTotal is set, its
-// count statement.
-func render[P any](d sqlgen.Dialect, p P, withTotal bool, rows, count func(sqlgen.Dialect, P) (*sqlgen.Built, error)) (*sqlgen.Built, *sqlgen.Built, error) {
-	b, err := rows(d, p)
-	if err != nil || !withTotal {
-		return b, nil, err
-	}
-	c, err := count(d, p)
-	return b, c, err
-}
-
 // Query runs a plan and calls fn with its rows and, when withTotal is
 // set, the number of rows it has without limit and offset (else -1).
 func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn func(rows *Rows, total int64) error) error {
@@ -427,10 +416,11 @@ func (e *Engine) EventCounts(ctx context.Context, p *query.CountsPlan, withTotal
 		return err
 	}
 	p = ps[0]
-	built, count, err := render(e.b.Dialect(), p, withTotal, sqlgen.EventCounts, sqlgen.EventCountsTotal)
+	a, err := opt.ChooseCounts(e.b.Dialect(), p, false, withTotal)
 	if err != nil {
 		return err
 	}
+	built, count := a.Rows, a.Total
 	if err := e.bindEventWindows(ctx, built, count); err != nil {
 		return err
 	}
@@ -476,11 +466,11 @@ func (e *Engine) AggregateEventCounts(ctx context.Context, ap *query.AggregatePl
 	}
 	builts := make([]*sqlgen.Built, len(pieces))
 	for i, p := range pieces {
-		b, err := sqlgen.Aggregate(e.b.Dialect(), p)
+		a, err := opt.ChooseCounts(e.b.Dialect(), p, true, false)
 		if err != nil {
 			return nil, err
 		}
-		builts[i] = b
+		builts[i] = a.Rows
 	}
 	if err := e.bindEventWindows(ctx, builts...); err != nil {
 		return nil, err

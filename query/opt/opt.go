@@ -11,7 +11,8 @@
 //   - narrow.go: the newest (or oldest) day of reports first;
 //   - keyed.go: the reports stored under a hash or configuration version;
 //   - apart.go: a page's reports, or its events, read apart;
-//   - window.go: a window of event timestamps bound to its days' ids.
+//   - window.go: a window of event timestamps bound to its days' ids;
+//   - counts.go: the event-counts and aggregate-event-counts plans.
 //
 // Access.String names the choice (the explain output and the access
 // testdata print it), Access.Reasons gives each rule's verdict.
@@ -47,6 +48,15 @@ const (
 	Keyed Path = "keyed"
 	// Scan is the plain statement over reports and events.
 	Scan Path = "scan"
+
+	// LatestRollup reads latest_rollup's sums (aggregate-event-counts).
+	LatestRollup Path = "latest-rollup"
+	// Distinct reads a distinct_resources window's counts from the
+	// distinct tables (event-counts).
+	Distinct Path = "distinct"
+	// StoredCounts sums the event counts stored with each report
+	// (event-counts summarised by certname).
+	StoredCounts Path = "stored-counts"
 )
 
 // Options are what the request allows besides the plan.

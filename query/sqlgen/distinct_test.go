@@ -47,7 +47,7 @@ func TestDistinctCovered(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
-			b, err := sqlgen.EventCounts(d, p)
+			b, err := chosenCounts(d, p, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestDistinctEventWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := sqlgen.EventCounts(postgres.Dialect{}, p)
+	b, err := chosenCounts(postgres.Dialect{}, p, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestDistinctEventWindows(t *testing.T) {
 	if !scan || !after || !b.ValueSensitive {
 		t.Errorf("scan window %v, after-the-end window %v, planned with values %v", scan, after, b.ValueSensitive)
 	}
-	if b, err := sqlgen.EventCounts(sqlite.Dialect{}, p); err != nil || len(b.EventWindows) != 0 {
+	if b, err := chosenCounts(sqlite.Dialect{}, p, false); err != nil || len(b.EventWindows) != 0 {
 		t.Errorf("SQLite: %d event windows (%v)", len(b.EventWindows), err)
 	}
 }

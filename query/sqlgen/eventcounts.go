@@ -25,8 +25,8 @@ func countExpr(name string) string {
 
 // EventCounts renders an event-counts query. Result columns: the subject
 // columns (query.SubjectColumns), then the counts (query.CountColumns).
-func EventCounts(d Dialect, p *query.CountsPlan) (*Built, error) {
-	b := &builder{d: d}
+func EventCounts(d Dialect, p *query.CountsPlan, opts ...Option) (*Built, error) {
+	b := newBuilder(d, opts)
 	s, err := b.eventCounts(p, true)
 	if err != nil {
 		return nil, err
@@ -35,8 +35,8 @@ func EventCounts(d Dialect, p *query.CountsPlan) (*Built, error) {
 }
 
 // EventCountsTotal counts the rows of an event-counts query (X-Records).
-func EventCountsTotal(d Dialect, p *query.CountsPlan) (*Built, error) {
-	b := &builder{d: d}
+func EventCountsTotal(d Dialect, p *query.CountsPlan, opts ...Option) (*Built, error) {
+	b := newBuilder(d, opts)
 	s, err := b.eventCounts(p, false)
 	if err != nil {
 		return nil, err
@@ -47,21 +47,19 @@ func EventCountsTotal(d Dialect, p *query.CountsPlan) (*Built, error) {
 // Aggregate renders one aggregate-event-counts element: how many subjects
 // have failures, skips, successes, noops (or the corrective split), and
 // how many subjects there are.
-func Aggregate(d Dialect, p *query.CountsPlan) (*Built, error) {
-	b := &builder{d: d}
-	if p.FromReports && p.SummarizeBy == "certname" && p.Filter == nil && !p.Corrective {
-		// every node's latest report (of a type, environment, status):
-		// the numbers of nodes with each count above zero are kept at
-		// write time (whether counted by resource or by certname, a
-		// node's count is above zero when its report has such an event)
-		if rest, ok := b.latestRollupFilter(p.ReportFilter, query.ReportsTable, "id"); ok {
-			measures := append(query.CountColumns(false), "nodes")
-			sums, err := b.latestSums(rest, measures)
-			if err != nil {
-				return nil, err
-			}
-			return b.built("SELECT t."+strings.Join(measures, ", t.")+" FROM ("+sums+") t", nil), nil
+func Aggregate(d Dialect, p *query.CountsPlan, opts ...Option) (*Built, error) {
+	b := newBuilder(d, opts)
+	if b.via == ViaLatestRollup {
+		rest, ok := b.latestRollupSums(p)
+		if !ok {
+			return nil, errNotVia(b.via)
 		}
+		measures := append(query.CountColumns(false), "nodes")
+		sums, err := b.latestSums(rest, measures)
+		if err != nil {
+			return nil, err
+		}
+		return b.built("SELECT t."+strings.Join(measures, ", t.")+" FROM ("+sums+") t", nil), nil
 	}
 	s, err := b.eventCounts(p, false)
 	if err != nil {
@@ -101,8 +99,12 @@ func (b *builder) eventCounts(p *query.CountsPlan, paging bool) (string, error) 
 	if p.CountBy == "certname" {
 		sel = "DISTINCT " + sel
 	}
-	dp, covered := coveredDistinct(b.d, p)
-	if covered {
+	var dp *distinctPlan
+	covered := false
+	if b.via == ViaDistinct {
+		if dp, covered = coveredDistinct(b.d, p); !covered {
+			return "", errNotVia(b.via)
+		}
 		b.distinctGate = distinctScanGate
 	}
 	innerSQL, err := b.statement(ev, sel, &u, false)
@@ -230,4 +232,17 @@ func (b *builder) countSQL(name string) string {
 		e = fmt.Sprintf(e, lit)
 	}
 	return e
+}
+
+// latestRollupSums reports whether latest_rollup's sums answer an
+// aggregate-event-counts element: every node's latest report (of a type,
+// environment, status), whose numbers of nodes with each count above zero
+// are kept at write time (whether counted by resource or by certname, a
+// node's count is above zero when its report has such an event); rest is
+// the filter left on its dimensions.
+func (b *builder) latestRollupSums(p *query.CountsPlan) (query.Expr, bool) {
+	if !p.FromReports || p.SummarizeBy != "certname" || p.Filter != nil || p.Corrective {
+		return nil, false
+	}
+	return b.latestRollupFilter(p.ReportFilter, query.ReportsTable, "id")
 }

@@ -245,7 +245,7 @@ func TestLatestRollupCovers(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
-			b, err := sqlgen.Aggregate(d, ap.Pieces[0])
+			b, err := chosenCounts(d, ap.Pieces[0], true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -308,6 +308,16 @@ func TestLongListsBalanced(t *testing.T) {
 // is its choice, not the renderer's.
 func chosen(d sqlgen.Dialect, p *query.Plan) (*sqlgen.Built, error) {
 	a, err := opt.Choose(d, p, opt.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return a.Rows, nil
+}
+
+// chosenCounts is the statement the optimiser chooses for an event-counts
+// plan (aggregate: an aggregate-event-counts element) on d.
+func chosenCounts(d sqlgen.Dialect, p *query.CountsPlan, aggregate bool) (*sqlgen.Built, error) {
+	a, err := opt.ChooseCounts(d, p, aggregate, false)
 	if err != nil {
 		return nil, err
 	}

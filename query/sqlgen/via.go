@@ -20,6 +20,12 @@ const (
 	ViaStatusCounts
 	// ViaDayRollup groups a day-formatted timestamp by day first.
 	ViaDayRollup
+	// ViaDistinct reads a distinct_resources window's counts from the
+	// distinct tables (event-counts).
+	ViaDistinct
+	// ViaLatestRollup reads an aggregate-event-counts element from
+	// latest_rollup's sums.
+	ViaLatestRollup
 )
 
 func (v Via) String() string {
@@ -30,6 +36,10 @@ func (v Via) String() string {
 		return "status-counts"
 	case ViaDayRollup:
 		return "day-rollup"
+	case ViaDistinct:
+		return "distinct"
+	case ViaLatestRollup:
+		return "latest-rollup"
 	}
 	return "rows"
 }
@@ -81,3 +91,24 @@ func EventsApartable(d Dialect, p *query.Plan) bool { return eventsApartable(d, 
 // the nodes' latest reports (Dialect.LatestReports) rather than the
 // reports themselves: those are never narrowed or keyed.
 func OnLatestCopies(d Dialect, p *query.Plan) bool { return newBuilder(d, nil).onLatestCopies(p) }
+
+// DistinctAnswers reports whether the distinct tables answer an
+// event-counts plan (a distinct_resources window counted by resource).
+func DistinctAnswers(d Dialect, p *query.CountsPlan) bool {
+	_, ok := coveredDistinct(d, p)
+	return ok
+}
+
+// LatestRollupAnswers reports whether latest_rollup's sums answer an
+// aggregate-event-counts element.
+func LatestRollupAnswers(d Dialect, p *query.CountsPlan) bool {
+	_, ok := newBuilder(d, nil).latestRollupSums(p)
+	return ok
+}
+
+// LatestReportsFilter reports whether an event-counts plan over the
+// reports' stored counts reads the copies of the nodes' latest reports.
+func LatestReportsFilter(d Dialect, p *query.CountsPlan) bool {
+	_, _, ok := newBuilder(d, nil).latestReportsFilter(p.ReportFilter, query.ReportsTable, "id")
+	return ok
+}
