@@ -8,6 +8,7 @@ import (
 
 	"reportdb"
 	"reportdb/query/sqlgen"
+	"reportdb/schema"
 	"reportdb/store"
 	"reportdb/wire"
 )
@@ -288,11 +289,11 @@ func readEventsApart(ctx context.Context, q store.Querier, rows store.Rows, b *s
 		return nil, err
 	}
 	defer rr.Close()
-	if n := rr.NumColumns(); n != 1+len(sqlgen.EventColumns) {
-		return nil, fmt.Errorf("%d columns of events, not %d", n, 1+len(sqlgen.EventColumns))
+	if n := rr.NumColumns(); n != 1+len(schema.EventColumns) {
+		return nil, fmt.Errorf("%d columns of events, not %d", n, 1+len(schema.EventColumns))
 	}
 	var sc store.Scanner
-	vals := make([]store.Value, 1+len(sqlgen.EventColumns))
+	vals := make([]store.Value, 1+len(schema.EventColumns))
 	found := make([]int64, len(ids))
 	var ev eventValues
 	cur := -1
@@ -344,7 +345,7 @@ func readEventsApart(ctx context.Context, q store.Querier, rows store.Rows, b *s
 }
 
 // eventValues holds the event that event reads from one row of
-// sqlgen.EventColumns, its text borrowed from the row's values (valid
+// schema.EventColumns, its text borrowed from the row's values (valid
 // until the next row).
 type eventValues struct {
 	e    reportdb.Event
@@ -352,7 +353,7 @@ type eventValues struct {
 	line int64
 }
 
-// event reads v (the values of sqlgen.EventColumns) into the event.
+// event reads v (the values of schema.EventColumns) into the event.
 func (x *eventValues) event(v []store.Value) (*reportdb.Event, error) {
 	x.e = reportdb.Event{}
 	text := func(v store.Value) (string, bool) {

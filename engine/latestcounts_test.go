@@ -18,6 +18,7 @@ import (
 	"reportdb/postgres"
 	"reportdb/query"
 	"reportdb/query/sqlgen"
+	"reportdb/schema"
 	"reportdb/sqlite"
 	"reportdb/store"
 )
@@ -266,9 +267,9 @@ func TestLatestRollupConcurrentWriters(t *testing.T) {
 		var diff, rows int64
 		err := db.Snapshot(ctx, func(q store.Querier) error {
 			// the sums per combination, and the same measures of the
-			// copies (sqlgen.LatestMeasures), combinations of zeros left out
+			// copies (schema.LatestMeasures), combinations of zeros left out
 			var sumCols, scanCols, nonZero, scanNonZero []string
-			for _, m := range sqlgen.LatestMeasures {
+			for _, m := range schema.LatestMeasures {
 				sumCols = append(sumCols, "sum("+m.Name+") AS "+m.Name)
 				scanCols = append(scanCols, "sum("+m.Value+") AS "+m.Name)
 				nonZero = append(nonZero, "sum("+m.Name+") <> 0")

@@ -17,6 +17,7 @@ import (
 	"reportdb/query"
 	"reportdb/query/opt"
 	"reportdb/query/sqlgen"
+	"reportdb/schema"
 	"reportdb/sqlite"
 	"reportdb/store"
 )
@@ -76,7 +77,7 @@ func randomTime(r *rand.Rand) int64 {
 	t := base + r.Int63n(3*86400000)
 	switch r.Intn(4) {
 	case 0:
-		w := sqlgen.RollupWidths[r.Intn(len(sqlgen.RollupWidths))]
+		w := schema.RollupWidths[r.Intn(len(schema.RollupWidths))]
 		t = t - t%w + int64(r.Intn(3)-1)
 	}
 	return t

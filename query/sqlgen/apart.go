@@ -44,7 +44,7 @@ type Apart struct {
 	// events of those reports (EventsByIDs).
 	SQL string
 	// Events is set when SQL reads the events of a page of reports
-	// (EventsApart): each row an event's report id, then EventColumns.
+	// (EventsApart): each row an event's report id, then schema.EventColumns.
 	Events bool
 }
 
@@ -113,16 +113,11 @@ type EventsByIDs interface {
 	// EventsByReportIDs renders the statement reading, for the report
 	// ids bound as its first argument and within the least and greatest
 	// of them (the second and third), each event's report id and then the
-	// columns of EventColumns, ordered by report id and, within a report,
-	// as the report's resource_events would list them; "" when the dialect
-	// cannot (then pages read their events with their reports).
+	// columns of schema.EventColumns, ordered by report id and, within a
+	// report, as the report's resource_events would list them; "" when the
+	// dialect cannot (then pages read their events with their reports).
 	EventsByReportIDs() string
 }
-
-// EventColumns are the columns of each event that EventsByReportIDs
-// reads after the event's report id.
-var EventColumns = []string{"status", "timestamp", "resource_type", "resource_title", "property", "new_value",
-	"old_value", "message", "file", "line", "containment_path", "containing_class", "name"}
 
 // The pages of reports whose events are read apart: at least
 // eventsApartMinRows (below, the second statement's round trip costs

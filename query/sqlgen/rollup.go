@@ -6,15 +6,13 @@ import (
 	"strings"
 
 	"reportdb/query"
+	stored "reportdb/schema"
 )
 
 // Rollups: counts of reports and of events kept at write time, per time
-// bucket and per the dimensions dashboards group and filter by, in the
-// same transaction as the rows they count (see the backends' migrations:
-// report_rollup, event_rollup). A rollup row is a delta: ingest appends
-// one row per (width, bucket, dimensions) and batch, deletion appends
-// negative ones, and compaction merges them; a count is the SUM of n over
-// the rows, whatever has been merged yet.
+// bucket and per dimensions (package schema defines them and renders the
+// deltas every writer runs); a count is the SUM of n over a bucket's rows,
+// whatever compaction has merged yet.
 //
 // A covered aggregate (count() grouped by dimensions or by to_string of the
 // time field at day or hour precision; include_total of a covered filter)
@@ -24,60 +22,15 @@ import (
 // the number of buckets and dimension combinations the answer spans, not
 // on the number of rows stored.
 
-// RollupWidths are the bucket widths (ms) rollups are kept at, coarsest
-// first: a day, an hour, five minutes. Each divides the one before it, and
-// UTC days are bucket boundaries of every width.
-var RollupWidths = []int64{86400000, 3600000, 300000}
+// rollups are the rollups of each entity, in the order they are tried:
+// the smallest that covers a plan answers it
+var rollups = map[*query.Entity][]stored.Rollup{query.Reports: stored.ReportRollups, query.Events: stored.EventRollups}
 
-// rollupDef describes the rollup of one entity: the one definition the
-// planner, the write-time deltas and compaction all read.
-type rollupDef struct {
-	table string // SQL table
-	// time is the bucketed timestamp field, also the column of the
-	// counted rows a delta reads
-	time string
-	// dims are the dimension fields, in the table's column order; each is
-	// also the column's name in the rollup and in the counted rows
-	dims []string
-	// only, when set, is the one value of a field the rollup counts rows
-	// of (the rows with other values are not in it): a plan is covered
-	// only with the conjunct field = value, which the rollup's rows then
-	// satisfy by construction
-	only *onlyValue
-}
-
-// onlyValue is a field's value a rollup is restricted to.
-type onlyValue struct{ field, value string }
-
-var (
-	reportRollup = rollupDef{table: "report_rollup", time: "producer_timestamp",
-		dims: []string{"type", "environment", "status", "noop", "noop_pending", "cached_catalog_status"}}
-	eventRollup = rollupDef{table: "event_rollup", time: "timestamp",
-		dims: []string{"status", "resource_type", "environment"}}
-	// failureRollup counts failure events per resource: the dashboard's
-	// failing resources over the days kept (and the fleet state's hourly
-	// reload) are a read of it, not of every failure event stored.
-	// Failures are few, so it is small beside event_rollup, which cannot
-	// keep resource_title for every status.
-	failureRollup = rollupDef{table: "failure_rollup", time: "timestamp",
-		dims: []string{"resource_type", "resource_title"}, only: &onlyValue{"status", "failure"}}
-	// reportTypeRollup counts reports per bucket and report type only: a
-	// count that filters and groups by nothing else (reports per day,
-	// include_total of an unfiltered reports page) reads a row per
-	// bucket and type, where report_rollup has one per combination of
-	// its six dimensions (16 a day on the bench fleets, so that reports
-	// per day over 14 days read 226 rows instead of 14).
-	reportTypeRollup = rollupDef{table: "report_type_rollup", time: "producer_timestamp", dims: []string{"type"}}
-	// rollups are the rollups of each entity, in the order they are tried:
-	// the smallest that covers a plan answers it
-	rollups = map[*query.Entity][]rollupDef{query.Reports: {reportTypeRollup, reportRollup}, query.Events: {eventRollup, failureRollup}}
-)
-
-// dim reports whether the rollup keeps f's value (or f is always null):
+// dim reports whether the rollup def keeps f's value (or f is always null):
 // an expression over such fields means the same on a rollup row as on
 // every row the rollup row counts.
-func (d rollupDef) dim(f *query.Field) bool {
-	return f.Table == query.NoTable || f.Type != query.Path && slices.Contains(d.dims, f.Name)
+func dim(def stored.Rollup, f *query.Field) bool {
+	return f.Table == query.NoTable || f.Type != query.Path && slices.Contains(def.Dims, f.Name)
 }
 
 // unbounded ends of a time range, far beyond any stored timestamp and far
@@ -89,11 +42,11 @@ const (
 
 // rollupPlan is a plan the rollup can answer.
 type rollupPlan struct {
-	def    rollupDef
+	def    stored.Rollup
 	lo, hi int64      // the time range, half-open [lo, hi) in ms
 	dims   query.Expr // the rest of the filter: dimensions only (nil: none)
 	// base is the filter of the base-table segments: dims and the
-	// restriction of the rollup (def.only), which its rows satisfy
+	// restriction of the rollup (def.Only), which its rows satisfy
 	base query.Expr
 	// timeKey is the width group keys of the time field are floored to
 	// (0: the plan does not group by time).
@@ -111,26 +64,26 @@ func coveredRollup(d Dialect, p *query.Plan, counting bool) (*rollupPlan, bool) 
 		return nil, false
 	}
 	for _, def := range rollups[p.Entity] {
-		if rp, ok := def.covers(p, counting); ok {
+		if rp, ok := covers(def, p, counting); ok {
 			return rp, true
 		}
 	}
 	return nil, false
 }
 
-// covers reports whether the rollup d can answer p.
-func (def rollupDef) covers(p *query.Plan, counting bool) (*rollupPlan, bool) {
+// covers reports whether the rollup def can answer p.
+func covers(def stored.Rollup, p *query.Plan, counting bool) (*rollupPlan, bool) {
 	rp := &rollupPlan{def: def, lo: minTime, hi: maxTime}
 	var rest, implied []query.Expr
 	for _, x := range conjuncts(p.Filter) {
-		if c, ok := x.(query.Cmp); ok && c.Field.Name == def.time && c.Field.Table != query.NoTable {
+		if c, ok := x.(query.Cmp); ok && c.Field.Name == def.Time && c.Field.Table != query.NoTable {
 			v, ok := c.Value.(int64)
 			if !ok || !rp.bound(c.Op, v) {
 				return nil, false
 			}
 			continue
 		}
-		if def.onlyTerm(x) {
+		if onlyTerm(def, x) {
 			implied = append(implied, x)
 			continue
 		}
@@ -139,7 +92,7 @@ func (def rollupDef) covers(p *query.Plan, counting bool) (*rollupPlan, bool) {
 		}
 		rest = append(rest, x)
 	}
-	if def.only != nil && len(implied) == 0 {
+	if def.Only != nil && len(implied) == 0 {
 		return nil, false
 	}
 	rp.dims = query.AndExpr(rest...)
@@ -169,13 +122,13 @@ func (def rollupDef) covers(p *query.Plan, counting bool) (*rollupPlan, bool) {
 
 // onlyTerm reports whether x is the conjunct field = value of a
 // restricted rollup.
-func (def rollupDef) onlyTerm(x query.Expr) bool {
+func onlyTerm(def stored.Rollup, x query.Expr) bool {
 	c, ok := x.(query.Cmp)
-	if !ok || def.only == nil || c.Op != "=" || c.Field.Name != def.only.field || c.Field.Table == query.NoTable {
+	if !ok || def.Only == nil || c.Op != "=" || c.Field.Name != def.Only.Field || c.Field.Table == query.NoTable {
 		return false
 	}
 	v, ok := c.Value.(string)
-	return ok && v == def.only.value
+	return ok && v == def.Only.Value
 }
 
 // bound narrows the time range by one comparison (timestamps are whole
@@ -205,9 +158,9 @@ func (rp *rollupPlan) bound(op string, v int64) bool {
 // precision a time key needs.
 func (rp *rollupPlan) groupKey(g query.Column) bool {
 	switch {
-	case g.Func == "" && rp.def.dim(g.Field):
+	case g.Func == "" && dim(rp.def, g.Field):
 		return true
-	case g.Func == "to_string" && g.Field.Name == rp.def.time && g.Field.Table != query.NoTable:
+	case g.Func == "to_string" && g.Field.Name == rp.def.Time && g.Field.Table != query.NoTable:
 		w := formatPrecision(g.Format)
 		if w == 0 || rp.timeKey != 0 && rp.timeKey != w {
 			return false
@@ -223,14 +176,14 @@ func (rp *rollupPlan) groupKey(g query.Column) bool {
 // that add only hour fields; 0 when the format needs finer.
 func formatPrecision(format string) int64 {
 	if dateOnly(format) {
-		return RollupWidths[0]
+		return stored.RollupWidths[0]
 	}
 	hourless := format
 	for _, h := range []string{"HH24", "HH12", "HH", "AM", "PM", "am", "pm", "A.M.", "P.M.", "a.m.", "p.m."} {
 		hourless = strings.ReplaceAll(hourless, h, "")
 	}
 	if hourless != format && !strings.Contains(hourless, `"`) && !strings.Contains(hourless, `\`) && dateOnly(hourless) {
-		return RollupWidths[1]
+		return stored.RollupWidths[1]
 	}
 	return 0
 }
@@ -260,7 +213,9 @@ func conjuncts(x query.Expr) []query.Expr {
 }
 
 // dimsOnly reports whether x reads nothing but the rollup's dimensions.
-func dimsOnly(def rollupDef, x query.Expr) bool { return onlyFields(x, def.dim) }
+func dimsOnly(def stored.Rollup, x query.Expr) bool {
+	return onlyFields(x, func(f *query.Field) bool { return dim(def, f) })
+}
 
 // onlyFields reports whether x is made of comparisons, matches and tests
 // of fields keep reports true of (and constants).
@@ -384,14 +339,8 @@ func ceilTo(v, w int64) int64 {
 	return f + w
 }
 
-// floorSQL renders expr floored to a multiple of w, an SQL integer
-// expression (exact for negative values too).
-func floorSQL(expr, w string) string {
-	return "(" + expr + " - ((" + expr + " % " + w + ") + " + w + ") % " + w + ")"
-}
-
 // floorTime renders expr floored to a multiple of the width w.
-func floorTime(expr string, w int64) string { return floorSQL(expr, strconv.FormatInt(w, 10)) }
+func floorTime(expr string, w int64) string { return stored.FloorSQL(expr, strconv.FormatInt(w, 10)) }
 
 // rollupBuilder renders the parts of a rollup statement.
 type rollupBuilder struct {
@@ -404,7 +353,7 @@ type rollupBuilder struct {
 // those no coarser than the time key.
 func (rb rollupBuilder) widths() []int64 {
 	var ws []int64
-	for _, w := range RollupWidths {
+	for _, w := range stored.RollupWidths {
 		if rb.rp.timeKey == 0 || w <= rb.rp.timeKey {
 			ws = append(ws, w)
 		}
@@ -416,8 +365,8 @@ func (rb rollupBuilder) widths() []int64 {
 // g0.. and the count n, combined with UNION ALL.
 func (rb rollupBuilder) union(keys []query.Column) (string, error) {
 	var parts []string
-	timeCol := rb.p.Entity.Field(rb.rp.def.time)
-	segs, _ := complementEdges(rollupSegments(rb.rp.lo, rb.rp.hi, rb.widths()), RollupWidths[len(RollupWidths)-1])
+	timeCol := rb.p.Entity.Field(rb.rp.def.Time)
+	segs, _ := complementEdges(rollupSegments(rb.rp.lo, rb.rp.hi, rb.widths()), stored.RollupWidths[len(stored.RollupWidths)-1])
 	for _, s := range segs {
 		var sel, group, conds []string
 		rollup := s.width != 0
@@ -438,7 +387,7 @@ func (rb rollupBuilder) union(keys []query.Column) (string, error) {
 		}
 		var from string
 		if rollup {
-			from = rb.rp.def.table + " ru"
+			from = rb.rp.def.Table + " ru"
 			sel = append(sel, s.sum("SUM(ru.n)")+" AS n")
 			conds = append(conds, "ru.width = "+rb.arg(s.width))
 			if s.from != minTime {
@@ -580,147 +529,4 @@ func (b *builder) rollupCount(p *query.Plan, rp *rollupPlan) (string, error) {
 		return "", err
 	}
 	return "SELECT COALESCE(CAST(SUM(t.n) AS BIGINT), 0) FROM (" + inner + ") t", nil
-}
-
-// rollupWidthsSQL renders RollupWidths as a derived table w(width), in
-// SQL both databases read.
-func rollupWidthsSQL() string {
-	parts := make([]string, len(RollupWidths))
-	for i, w := range RollupWidths {
-		parts[i] = "SELECT " + strconv.FormatInt(w, 10)
-		if i == 0 {
-			parts[i] += " AS width"
-		}
-	}
-	return "(" + strings.Join(parts, " UNION ALL ") + ") w"
-}
-
-// delta renders the INSERT of rollup deltas that count the rows of from
-// (a table expression with the time and dimension columns) sign times: 1
-// for stored rows, -1 for deleted ones.
-func (d rollupDef) delta(from string, sign int) string {
-	groups := make([]string, len(d.dims)+2)
-	for i := range groups {
-		groups[i] = strconv.Itoa(i + 1)
-	}
-	where := ""
-	if d.only != nil {
-		where = " WHERE x." + d.only.field + " = '" + d.only.value + "'"
-	}
-	return "INSERT INTO " + d.table + " (width, bucket, " + strings.Join(d.dims, ", ") + ", n)" +
-		" SELECT w.width, " + floorSQL("x."+d.time, "w.width") + ", x." + strings.Join(d.dims, ", x.") +
-		", " + strconv.Itoa(sign) + " * COUNT(*) FROM " + from + " x CROSS JOIN " + rollupWidthsSQL() +
-		where + " GROUP BY " + strings.Join(groups, ", ")
-}
-
-// ReportRollupDeltas renders the INSERTs of the deltas of every report
-// rollup (report_type_rollup, report_rollup) that count the reports of
-// from (a table expression with the reports' columns) sign times: 1 for
-// stored reports, -1 for deleted ones. Whatever stores or deletes reports
-// runs all of them, so that a report rollup added here is kept by every
-// writer.
-func ReportRollupDeltas(from string, sign int) []string {
-	defs := rollups[query.Reports]
-	out := make([]string, len(defs))
-	for i, def := range defs {
-		out[i] = def.delta(from, sign)
-	}
-	return out
-}
-
-// StoredEnvironments renders a query of the environments of the stored
-// reports, read from report_rollup at its coarsest buckets (a row per day
-// and combination of its dimensions, and the deltas not yet merged), not
-// from the reports: retention deletes the environments that are not
-// among them, and a scan of every stored report would grow with the days
-// kept. Exact because every writer counts the reports it stores and
-// deletes in the same transaction (ReportRollupDeltas).
-func StoredEnvironments() string {
-	return "SELECT environment FROM " + reportRollup.table + " WHERE width = " +
-		strconv.FormatInt(RollupWidths[0], 10) + " GROUP BY environment HAVING SUM(n) > 0"
-}
-
-// CTEs renders statements as the data-modifying CTEs name0 AS (...),
-// name1 AS (...), ... of one statement.
-func CTEs(name string, stmts []string) string {
-	parts := make([]string, len(stmts))
-	for i, s := range stmts {
-		parts[i] = name + strconv.Itoa(i) + " AS (\n  " + s + "\n)"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// EventRollupDelta renders the INSERT of event_rollup deltas for the
-// events of from (timestamp, status, resource_type, and their report's
-// environment as environment), each counted sign times.
-func EventRollupDelta(from string, sign int) string { return eventRollup.delta(from, sign) }
-
-// FailureRollupDelta renders the INSERT of failure_rollup deltas for the
-// failure events of from (timestamp, status, resource_type,
-// resource_title; events of other statuses are not counted), each counted
-// sign times.
-func FailureRollupDelta(from string, sign int) string { return failureRollup.delta(from, sign) }
-
-// RollupTable is a rollup table and its dimension columns (for
-// compaction).
-type RollupTable struct {
-	Table string
-	Cols  []string // the dimension columns
-	// Nullable are the dimension columns that may hold NULL (matched with
-	// IS NOT DISTINCT FROM, the others with =, which a hash join can use)
-	Nullable []string
-	// Values are the summed columns (n when nil)
-	Values []string
-}
-
-// Sums returns the summed columns.
-func (t RollupTable) Sums() []string {
-	if len(t.Values) == 0 {
-		return []string{"n"}
-	}
-	return t.Values
-}
-
-// List renders the summed columns as a list, each column c as
-// fmt(c) (c itself when fmt is nil), separated by sep.
-func (t RollupTable) List(sep string, fmt func(c string) string) string {
-	parts := make([]string, len(t.Sums()))
-	for i, c := range t.Sums() {
-		if fmt != nil {
-			c = fmt(c)
-		}
-		parts[i] = c
-	}
-	return strings.Join(parts, sep)
-}
-
-// SameDims renders the condition that rows a and b (aliases) have the same
-// dimension values, NULLs equal.
-func (t RollupTable) SameDims(a, b string) string {
-	conds := make([]string, len(t.Cols))
-	for i, c := range t.Cols {
-		op := " = "
-		if slices.Contains(t.Nullable, c) {
-			op = " IS NOT DISTINCT FROM "
-		}
-		conds[i] = a + "." + c + op + b + "." + c
-	}
-	return strings.Join(conds, " AND ")
-}
-
-// Dims renders the dimension columns as a list.
-func (t RollupTable) Dims() string { return strings.Join(t.Cols, ", ") }
-
-func rollupTable(table string, cols []string, nullable ...string) RollupTable {
-	return RollupTable{Table: table, Cols: cols, Nullable: nullable}
-}
-
-// RollupTables are the rollup tables.
-var RollupTables = []RollupTable{
-	rollupTable(reportRollup.table, reportRollup.dims, "status", "noop", "noop_pending", "cached_catalog_status"),
-	rollupTable(reportTypeRollup.table, reportTypeRollup.dims),
-	rollupTable(eventRollup.table, eventRollup.dims),
-	rollupTable(failureRollup.table, failureRollup.dims),
-	rollupTable("distinct_rollup", []string{"status", "resource_type", "resource_title"}),
-	{Table: LatestRollupTable, Cols: latestDims, Nullable: []string{"status"}, Values: LatestSums},
 }
