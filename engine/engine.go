@@ -109,11 +109,12 @@ func (e *Engine) runRows(ctx context.Context, before func(q store.Querier) error
 
 // access asks the optimiser how plan p is read on dialect d (package
 // opt), and returns its choice with how a narrowed or keyed one is run.
-func access(d sqlgen.Dialect, p *query.Plan, o opt.Options) (*opt.Access, *narrowing, *keying, error) {
+func access(ctx context.Context, d sqlgen.Dialect, p *query.Plan, o opt.Options) (*opt.Access, *narrowing, *keying, error) {
 	a, err := opt.Choose(d, p, o)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	opt.Observe(ctx, a)
 	var n *narrowing
 	var k *keying
 	if a.Narrow != nil {
@@ -183,7 +184,7 @@ func (e *Engine) Query(ctx context.Context, p *query.Plan, withTotal bool, fn fu
 
 func (e *Engine) query(ctx context.Context, p *query.Plan, withTotal, noApart bool, fn func(rows *Rows, total int64) error) error {
 	d := e.b.Dialect()
-	a, n, k, err := access(d, p, opt.Options{Total: withTotal, NoApart: noApart})
+	a, n, k, err := access(ctx, d, p, opt.Options{Total: withTotal, NoApart: noApart})
 	if err != nil {
 		return err
 	}
@@ -420,6 +421,7 @@ func (e *Engine) EventCounts(ctx context.Context, p *query.CountsPlan, withTotal
 	if err != nil {
 		return err
 	}
+	opt.Observe(ctx, a)
 	built, count := a.Rows, a.Total
 	if err := e.bindEventWindows(ctx, built, count); err != nil {
 		return err
@@ -470,6 +472,7 @@ func (e *Engine) AggregateEventCounts(ctx context.Context, ap *query.AggregatePl
 		if err != nil {
 			return nil, err
 		}
+		opt.Observe(ctx, a)
 		builts[i] = a.Rows
 	}
 	if err := e.bindEventWindows(ctx, builts...); err != nil {
@@ -523,7 +526,7 @@ func (e *Engine) Explain(ctx context.Context, p *query.Plan) (any, error) {
 		return nil, err
 	}
 	d := e.b.Dialect()
-	a, narrowed, k, err := access(d, p, opt.Options{NoApart: true})
+	a, narrowed, k, err := access(ctx, d, p, opt.Options{NoApart: true})
 	if err != nil {
 		return nil, err
 	}
@@ -626,7 +629,7 @@ func (e *Engine) ReportDocumentSize(ctx context.Context, hash, field string) (in
 	h := query.Reports.Field("hash")
 	p := &query.Plan{Entity: query.Reports, Columns: []query.Column{{Name: "size", Func: "octet_length", Field: f}},
 		Filter: query.Cmp{Op: "=", Field: h, Value: hash}}
-	a, n, k, err := access(e.b.Dialect(), p, opt.Options{NoApart: true})
+	a, n, k, err := access(ctx, e.b.Dialect(), p, opt.Options{NoApart: true})
 	if err != nil {
 		return 0, false, err
 	}
@@ -662,7 +665,7 @@ func (e *Engine) ReportDocument(ctx context.Context, hash, field string) ([]byte
 	h := query.Reports.Field("hash")
 	p := &query.Plan{Entity: query.Reports, Columns: []query.Column{{Name: f.Name, Field: f}},
 		Filter: query.Cmp{Op: "=", Field: h, Value: hash}}
-	a, n, k, err := access(e.b.Dialect(), p, opt.Options{NoApart: true})
+	a, n, k, err := access(ctx, e.b.Dialect(), p, opt.Options{NoApart: true})
 	if err != nil {
 		return nil, false, err
 	}

@@ -139,7 +139,7 @@ func (a *Access) String() string {
 		}
 		s += "(" + a.Narrow.Column + " " + dir + ")"
 	}
-	if a.BoundIDs && (a.Rows.ReportIDArgs != nil || a.Total != nil && a.Total.ReportIDArgs != nil) {
+	if a.BoundIDs {
 		s += " +window-ids"
 	}
 	if len(a.Rows.EventWindows) > 0 {
@@ -206,6 +206,7 @@ func Choose(d sqlgen.Dialect, p *query.Plan, o Options) (*Access, error) {
 		a.Path = Keyed
 	default:
 		a.Path = Scan
+		a.reason("scan: no fast path applies")
 	}
 	apartChosen(a, rows)
 	if o.Total {
@@ -213,6 +214,7 @@ func Choose(d sqlgen.Dialect, p *query.Plan, o Options) (*Access, error) {
 			return nil, err
 		}
 	}
+	windowChosen(a, p)
 	if err := fallback(a, d, p); err != nil {
 		return nil, err
 	}

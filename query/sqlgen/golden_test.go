@@ -1,8 +1,6 @@
-package httpapi_test
+package sqlgen_test
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -10,58 +8,19 @@ import (
 	"strings"
 	"testing"
 
-	"reportdb"
-	"reportdb/engine"
 	"reportdb/internal/conformance"
 	"reportdb/internal/testcorpus"
 	"reportdb/postgres"
 	"reportdb/query/sqlgen"
 	"reportdb/sqlite"
-	"reportdb/store"
 	"reportdb/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/sql/*.golden from the current SQL generator")
 
-// recorder is a backend that stores nothing and answers every statement
-// with no rows, recording the statements: the SQL the engine generates in
-// a dialect, without a database.
-type recorder struct {
-	d     sqlgen.Dialect
-	stmts []store.Statement
-}
-
-func (r *recorder) Dialect() sqlgen.Dialect { return r.d }
-func (r *recorder) StoreReports(context.Context, []*reportdb.Report) ([]reportdb.Outcome, []error, error) {
-	return nil, nil, errors.New("recorder stores nothing")
-}
-func (r *recorder) Snapshot(ctx context.Context, fn func(store.Querier) error) error { return fn(r) }
-func (r *recorder) Query(_ context.Context, st store.Statement) (store.Rows, error) {
-	r.stmts = append(r.stmts, st)
-	return noRows{}, nil
-}
-func (r *recorder) Ping(context.Context) error                                { return nil }
-func (r *recorder) DeleteReportsBefore(context.Context, int64) (int64, error) { return 0, nil }
-func (r *recorder) Close() error                                              { return nil }
-func (r *recorder) DeactivateNode(context.Context, string, int64) (bool, error) {
-	return false, nil
-}
-func (r *recorder) ExpireNodes(context.Context, int64, int64) ([]string, error) { return nil, nil }
-func (r *recorder) PurgeNodes(context.Context, int64, int) ([]string, error)    { return nil, nil }
-
-type noRows struct{}
-
-func (noRows) NumColumns() int   { return 0 }
-func (noRows) Next() bool        { return false }
-func (noRows) Scan(...any) error { return nil }
-func (noRows) Err() error        { return nil }
-func (noRows) Close()            {}
-
-var _ engine.Backend = (*recorder)(nil)
-
 // TestGoldenSQL renders the statements of every conformance query in each
 // dialect and compares them with testdata/sql/<dialect>.golden (go test
-// ./httpapi -run TestGoldenSQL -update rewrites them; review the diff).
+// ./query/sqlgen -run TestGoldenSQL -update rewrites them; review the diff).
 // The conformance goldens say the answers are right; these say what SQL
 // gives them, so that a change to the generator shows in review.
 func TestGoldenSQL(t *testing.T) {
@@ -71,7 +30,7 @@ func TestGoldenSQL(t *testing.T) {
 		dialect sqlgen.Dialect
 	}{{"sqlite", sqlite.Dialect{}}, {"postgres", postgres.Dialect{RegexCollation: "C.utf8"}}} {
 		t.Run(d.name, func(t *testing.T) {
-			rec := &recorder{d: d.dialect}
+			rec := &storetest.Recorder{D: d.dialect}
 			h := storetest.NewServer(t, rec)
 			var sb strings.Builder
 			n := 0
@@ -79,9 +38,9 @@ func TestGoldenSQL(t *testing.T) {
 				if !storetest.Served(c.Endpoint) {
 					continue
 				}
-				rec.stmts = rec.stmts[:0]
+				rec.Stmts = rec.Stmts[:0]
 				conformance.Do(h, c)
-				for i, st := range rec.stmts {
+				for i, st := range rec.Stmts {
 					fmt.Fprintf(&sb, "-- %s #%d (%s %s) value-sensitive=%v\n%s\n-- args: %#v\n\n",
 						c.ID, i, c.Request.Method, c.Request.Target, st.ValueSensitive, st.SQL, st.Args)
 					n++
