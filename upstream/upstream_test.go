@@ -63,3 +63,12 @@ func TestTLSClientCertificate(t *testing.T) {
 		t.Fatalf("without the upstream's CA: %v", err)
 	}
 }
+
+func TestOptions(t *testing.T) {
+	for _, o := range []upstream.Options{{URL: "ftp://x"}, {URL: "http://"}, {URL: "http://x?y=1"},
+		{URL: "https://x", CertFile: "a.pem"}, {URL: "https://x", CAFile: "/nonexistent"}} {
+		if _, err := upstream.New(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}
