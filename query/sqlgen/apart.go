@@ -90,7 +90,7 @@ func (b *builder) apartSelect(p *query.Plan) (string, *uses, []OutCol, *Apart) {
 		fld := p.Entity.Field(name)
 		if fld.Table == query.ReportsTable {
 			cols = append(cols, OutCol{Name: fld.Name, Type: fld.Type, Width: 1, Apart: true})
-			reports = append(reports, b.d.Column(query.ReportsTable, schema[query.ReportsTable].alias, fld.Column))
+			reports = append(reports, b.d.Column(query.ReportsTable, tableSQL[query.ReportsTable].alias, fld.Column))
 			continue
 		}
 		u.field(fld)
@@ -98,11 +98,11 @@ func (b *builder) apartSelect(p *query.Plan) (string, *uses, []OutCol, *Apart) {
 		parts = append(parts, s)
 		cols = append(cols, c)
 	}
-	e, r := schema[query.EventsTable].alias, schema[query.ReportsTable].alias
+	e, r := tableSQL[query.EventsTable].alias, tableSQL[query.ReportsTable].alias
 	u.field(&query.Field{Table: query.EventsTable, Column: "report_id"})
 	parts = append(parts, e+".report_id")
 	ph := b.d.Placeholder
-	sql := "SELECT " + r + ".id, " + strings.Join(reports, ", ") + " FROM " + schema[query.ReportsTable].from +
+	sql := "SELECT " + r + ".id, " + strings.Join(reports, ", ") + " FROM " + tableSQL[query.ReportsTable].from +
 		" WHERE " + b.d.Capabilities().IDArrays.InIDs(r+".id", ph(1)) + " AND " + r + ".id >= " + ph(2) + " AND " + r + ".id <= " + ph(3)
 	return strings.Join(parts, ", "), &u, cols, &Apart{SQL: sql}
 }
@@ -171,7 +171,7 @@ func (b *builder) eventsApartSelect(p *query.Plan) (string, *uses, []OutCol, *Ap
 	var parts []string
 	var cols []OutCol
 	var u uses
-	r := schema[query.ReportsTable].alias
+	r := tableSQL[query.ReportsTable].alias
 	for _, name := range p.Entity.Output {
 		fld := p.Entity.Field(name)
 		if fld.Type == query.Blob && fld.Column == "resource_events" {

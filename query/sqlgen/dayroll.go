@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"reportdb/query"
-	stored "reportdb/schema"
+	"reportdb/schema"
 )
 
 // dateOnlyPatterns are the to_char patterns whose value is the same for
@@ -59,7 +59,7 @@ func (b *builder) dayRollup(p *query.Plan, where string) (string, []OutCol, bool
 	}
 	g := p.GroupBy[0]
 	col := b.col(g.Field)
-	day := "(" + stored.FloorSQL(col, "86400000") + " / 86400000)"
+	day := "(" + schema.FloorSQL(col, "86400000") + " / 86400000)"
 	inner := []string{day + " AS d"}
 	var outer []string
 	var cols []OutCol

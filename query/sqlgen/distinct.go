@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"reportdb/query"
-	stored "reportdb/schema"
+	"reportdb/schema"
 )
 
 // distinct_resources counted at write time.
@@ -75,7 +75,7 @@ func coveredDistinct(d Dialect, p *query.CountsPlan) (*distinctPlan, bool) {
 			return nil, false
 		}
 	}
-	segs, lowest := complementEdges(rollupSegments(rp.lo, rp.hi, stored.DistinctWidths), stored.DistinctWidths[len(stored.DistinctWidths)-1])
+	segs, lowest := complementEdges(rollupSegments(rp.lo, rp.hi, schema.DistinctWidths), schema.DistinctWidths[len(schema.DistinctWidths)-1])
 	return &distinctPlan{start: w.Start, end: w.End, lo: rp.lo, hi: rp.hi, segs: segs, readsFrom: min(lowest, w.Start)}, true
 }
 
@@ -86,7 +86,7 @@ func (b *builder) distinctCountsSQL(dp *distinctPlan) string {
 	for _, s := range dp.segs {
 		var sel []string
 		if s.width != 0 {
-			for _, c := range stored.DistinctCounts {
+			for _, c := range schema.DistinctCounts {
 				sel = append(sel, s.sum("SUM(CASE WHEN ru.status = '"+c.Status+"' THEN ru.n ELSE 0 END)")+" AS "+c.Count)
 			}
 			parts = append(parts, "SELECT ru.resource_type AS resource_type, ru.resource_title AS resource_title, "+
@@ -132,7 +132,7 @@ func (b *builder) distinctCountsSQL(dp *distinctPlan) string {
 // negated when sign is -1.
 func latestSumSQL(prefix string, sign int64, from, cond string) string {
 	var sel []string
-	for _, c := range stored.DistinctCounts {
+	for _, c := range schema.DistinctCounts {
 		sel = append(sel, signed(sign, "SUM(l."+prefix+c.Column+")")+" AS "+c.Count)
 	}
 	return "SELECT l.resource_type AS resource_type, l.resource_title AS resource_title, " +
@@ -157,7 +157,7 @@ func latestOfEventKeys(titleKey string, distinct bool, cond string) string {
 	return "(" + sel + "r.certname AS certname, e.resource_type AS resource_type, e.resource_title AS resource_title, " +
 		"COALESCE('=' || e.property, '') AS property_key, COALESCE('=' || e.name, '') AS name_key" +
 		" FROM resource_events e JOIN reports r ON r.id = e.report_id WHERE " + cond + ") k JOIN resource_latest l" +
-		" ON " + stored.LatestKeyEq(titleKey, "l", "k")
+		" ON " + schema.LatestKeyEq(titleKey, "l", "k")
 }
 
 // distinctGuard renders the condition under which the distinct tables

@@ -152,7 +152,7 @@ var storedCount = map[string]string{"failures": "r.ev_failure", "skips": "r.ev_s
 // have no row, as when counting events.
 func (b *builder) eventCountsFromReports(p *query.CountsPlan, paging bool) (string, error) {
 	where := " WHERE r.ev_total > 0"
-	filter, from := p.ReportFilter, schema[query.ReportsTable].from
+	filter, from := p.ReportFilter, tableSQL[query.ReportsTable].from
 	perNode := false
 	if rest, copies, ok := b.latestReportsFilter(filter, query.ReportsTable, "id"); ok {
 		// the nodes' latest reports: their copies (see onLatestReports),

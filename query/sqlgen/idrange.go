@@ -112,9 +112,9 @@ func (b *builder) reportIDCond(p *query.Plan, u uses) string {
 	b.idArgs = append(b.idArgs, len(b.args)-1)
 	hi := b.arg(int64(0))
 	b.idArgs = append(b.idArgs, len(b.args)-1)
-	conds := []string{schema[query.EventsTable].alias + ".report_id"}
+	conds := []string{tableSQL[query.EventsTable].alias + ".report_id"}
 	if u.tables.has(query.ReportsTable) {
-		conds = append(conds, schema[query.ReportsTable].alias+".id")
+		conds = append(conds, tableSQL[query.ReportsTable].alias+".id")
 	}
 	for i, c := range conds {
 		conds[i] = c + " >= " + lo + " AND " + c + " < " + hi

@@ -168,10 +168,10 @@ func (b *builder) keyedCond(p *query.Plan) string {
 	}
 	b.keyedDone = true
 	ids, _, _ := b.keyPlaceholders()
-	r := schema[query.ReportsTable].alias + ".id"
+	r := tableSQL[query.ReportsTable].alias + ".id"
 	c := b.d.Capabilities().ReportKeys.AnyID(r, ids) + " AND " + b.keyRange(r)
 	if p.Entity == query.Events {
-		c = b.keyRange(schema[query.EventsTable].alias+".report_id") + " AND " + c
+		c = b.keyRange(tableSQL[query.EventsTable].alias+".report_id") + " AND " + c
 	}
 	return c
 }

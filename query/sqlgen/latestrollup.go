@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"reportdb/query"
-	stored "reportdb/schema"
+	"reportdb/schema"
 )
 
 // The latest reports' counts kept at write time. Dashboards count the
@@ -44,7 +44,7 @@ func latestDim(f *query.Field) bool {
 	if f.Table != query.ReportsTable || f.Type == query.Path {
 		return false
 	}
-	for _, d := range stored.LatestDims {
+	for _, d := range schema.LatestDims {
 		if f.Column == d {
 			return true
 		}
@@ -71,6 +71,6 @@ func (b *builder) latestSums(rest query.Expr, measures []string, aliases ...stri
 		}
 		sums[i] = "CAST(COALESCE(SUM(r." + m + "), 0) AS BIGINT) AS " + as
 	}
-	return "SELECT " + strings.Join(sums, ", ") + " FROM " + stored.LatestRollupTable + " " +
-		schema[query.ReportsTable].alias + where, nil
+	return "SELECT " + strings.Join(sums, ", ") + " FROM " + schema.LatestRollupTable + " " +
+		tableSQL[query.ReportsTable].alias + where, nil
 }

@@ -187,11 +187,11 @@ func (b *builder) narrowCond(p *query.Plan, u uses) string {
 	n := b.narrow
 	b.narrowed = true
 	ids := func(op, arg string) string {
-		r := schema[query.ReportsTable].alias + ".id " + op + " " + arg
+		r := tableSQL[query.ReportsTable].alias + ".id " + op + " " + arg
 		if p.Entity != query.Events {
 			return r
 		}
-		e := schema[query.EventsTable].alias + ".report_id " + op + " " + arg
+		e := tableSQL[query.EventsTable].alias + ".report_id " + op + " " + arg
 		if n.Unique || u.tables.has(query.ReportsTable) {
 			return e + " AND " + r
 		}
@@ -201,9 +201,9 @@ func (b *builder) narrowCond(p *query.Plan, u uses) string {
 		op, arg, _ := b.narrowID()
 		return ids(op, arg)
 	}
-	col := schema[query.ReportsTable].alias + "." + n.Column
+	col := tableSQL[query.ReportsTable].alias + "." + n.Column
 	if p.Entity == query.Events {
-		col = schema[query.EventsTable].alias + "." + n.Column
+		col = tableSQL[query.EventsTable].alias + "." + n.Column
 	}
 	switch {
 	case n.Rest && n.Desc:

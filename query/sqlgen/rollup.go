@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"reportdb/query"
-	stored "reportdb/schema"
+	"reportdb/schema"
 )
 
 // Rollups: counts of reports and of events kept at write time, per time
@@ -24,12 +24,12 @@ import (
 
 // rollups are the rollups of each entity, in the order they are tried:
 // the smallest that covers a plan answers it
-var rollups = map[*query.Entity][]stored.Rollup{query.Reports: stored.ReportRollups, query.Events: stored.EventRollups}
+var rollups = map[*query.Entity][]schema.Rollup{query.Reports: schema.ReportRollups, query.Events: schema.EventRollups}
 
 // dim reports whether the rollup def keeps f's value (or f is always null):
 // an expression over such fields means the same on a rollup row as on
 // every row the rollup row counts.
-func dim(def stored.Rollup, f *query.Field) bool {
+func dim(def schema.Rollup, f *query.Field) bool {
 	return f.Table == query.NoTable || f.Type != query.Path && slices.Contains(def.Dims, f.Name)
 }
 
@@ -42,7 +42,7 @@ const (
 
 // rollupPlan is a plan the rollup can answer.
 type rollupPlan struct {
-	def    stored.Rollup
+	def    schema.Rollup
 	lo, hi int64      // the time range, half-open [lo, hi) in ms
 	dims   query.Expr // the rest of the filter: dimensions only (nil: none)
 	// base is the filter of the base-table segments: dims and the
@@ -72,7 +72,7 @@ func coveredRollup(d Dialect, p *query.Plan, counting bool) (*rollupPlan, bool) 
 }
 
 // covers reports whether the rollup def can answer p.
-func covers(def stored.Rollup, p *query.Plan, counting bool) (*rollupPlan, bool) {
+func covers(def schema.Rollup, p *query.Plan, counting bool) (*rollupPlan, bool) {
 	rp := &rollupPlan{def: def, lo: minTime, hi: maxTime}
 	var rest, implied []query.Expr
 	for _, x := range conjuncts(p.Filter) {
@@ -122,7 +122,7 @@ func covers(def stored.Rollup, p *query.Plan, counting bool) (*rollupPlan, bool)
 
 // onlyTerm reports whether x is the conjunct field = value of a
 // restricted rollup.
-func onlyTerm(def stored.Rollup, x query.Expr) bool {
+func onlyTerm(def schema.Rollup, x query.Expr) bool {
 	c, ok := x.(query.Cmp)
 	if !ok || def.Only == nil || c.Op != "=" || c.Field.Name != def.Only.Field || c.Field.Table == query.NoTable {
 		return false
@@ -176,14 +176,14 @@ func (rp *rollupPlan) groupKey(g query.Column) bool {
 // that add only hour fields; 0 when the format needs finer.
 func formatPrecision(format string) int64 {
 	if dateOnly(format) {
-		return stored.RollupWidths[0]
+		return schema.RollupWidths[0]
 	}
 	hourless := format
 	for _, h := range []string{"HH24", "HH12", "HH", "AM", "PM", "am", "pm", "A.M.", "P.M.", "a.m.", "p.m."} {
 		hourless = strings.ReplaceAll(hourless, h, "")
 	}
 	if hourless != format && !strings.Contains(hourless, `"`) && !strings.Contains(hourless, `\`) && dateOnly(hourless) {
-		return stored.RollupWidths[1]
+		return schema.RollupWidths[1]
 	}
 	return 0
 }
@@ -213,7 +213,7 @@ func conjuncts(x query.Expr) []query.Expr {
 }
 
 // dimsOnly reports whether x reads nothing but the rollup's dimensions.
-func dimsOnly(def stored.Rollup, x query.Expr) bool {
+func dimsOnly(def schema.Rollup, x query.Expr) bool {
 	return onlyFields(x, func(f *query.Field) bool { return dim(def, f) })
 }
 
@@ -340,7 +340,7 @@ func ceilTo(v, w int64) int64 {
 }
 
 // floorTime renders expr floored to a multiple of the width w.
-func floorTime(expr string, w int64) string { return stored.FloorSQL(expr, strconv.FormatInt(w, 10)) }
+func floorTime(expr string, w int64) string { return schema.FloorSQL(expr, strconv.FormatInt(w, 10)) }
 
 // rollupBuilder renders the parts of a rollup statement.
 type rollupBuilder struct {
@@ -353,7 +353,7 @@ type rollupBuilder struct {
 // those no coarser than the time key.
 func (rb rollupBuilder) widths() []int64 {
 	var ws []int64
-	for _, w := range stored.RollupWidths {
+	for _, w := range schema.RollupWidths {
 		if rb.rp.timeKey == 0 || w <= rb.rp.timeKey {
 			ws = append(ws, w)
 		}
@@ -366,7 +366,7 @@ func (rb rollupBuilder) widths() []int64 {
 func (rb rollupBuilder) union(keys []query.Column) (string, error) {
 	var parts []string
 	timeCol := rb.p.Entity.Field(rb.rp.def.Time)
-	segs, _ := complementEdges(rollupSegments(rb.rp.lo, rb.rp.hi, rb.widths()), stored.RollupWidths[len(stored.RollupWidths)-1])
+	segs, _ := complementEdges(rollupSegments(rb.rp.lo, rb.rp.hi, rb.widths()), schema.RollupWidths[len(schema.RollupWidths)-1])
 	for _, s := range segs {
 		var sel, group, conds []string
 		rollup := s.width != 0
@@ -417,9 +417,9 @@ func (rb rollupBuilder) union(keys []query.Column) (string, error) {
 				// by their own time
 				r := ""
 				if u.tables.has(query.ReportsTable) {
-					r = schema[query.ReportsTable].alias
+					r = tableSQL[query.ReportsTable].alias
 				}
-				if w := rb.eventWindowCond(s.from, s.to-1, schema[query.EventsTable].alias, r); w != "" {
+				if w := rb.eventWindowCond(s.from, s.to-1, tableSQL[query.EventsTable].alias, r); w != "" {
 					conds = append(conds, strings.TrimPrefix(w, " AND "))
 				}
 			}

@@ -14,10 +14,11 @@ type table struct {
 	join  string // joined to the base table (which it names by alias)
 }
 
-// schema maps every stored table to SQL. It is the only place that knows
-// table names and how the tables relate; columns are the fields' own
+// tableSQL maps every table of the query model to SQL: how the read side
+// names and relates the stored tables (package schema lists them, checked
+// against the migrations); columns are the fields' own
 // (query.Field.Column), mapped by the dialect where databases differ.
-var schema = map[query.Table]table{
+var tableSQL = map[query.Table]table{
 	query.EventsTable: {alias: "e", from: "resource_events e"},
 	query.ReportsTable: {alias: "r", from: "reports r",
 		join: " JOIN reports r ON r.id = e.report_id"}, // an event's report
@@ -50,12 +51,12 @@ func (b *builder) col(f *query.Field) string {
 	}
 	if bc := b.d.Capabilities().BoundedColumns; bc != nil && f.Table == query.ReportsTable {
 		if bound, ok := b.idBound(); ok {
-			if s, ok := bc.BoundedColumn(f.Table, schema[f.Table].alias, f.Column, bound); ok {
+			if s, ok := bc.BoundedColumn(f.Table, tableSQL[f.Table].alias, f.Column, bound); ok {
 				return s
 			}
 		}
 	}
-	return b.d.Column(f.Table, schema[f.Table].alias, f.Column)
+	return b.d.Column(f.Table, tableSQL[f.Table].alias, f.Column)
 }
 
 // tableSet is a set of query.Tables.
@@ -159,18 +160,18 @@ func (b *builder) fromClause(e *query.Entity, u uses) string {
 		return b.emptyFrom(e)
 	}
 	var sb strings.Builder
-	sb.WriteString(schema[e.Base].from)
+	sb.WriteString(tableSQL[e.Base].from)
 	for _, t := range []query.Table{query.ReportsTable, query.LatestReportTable} {
 		if t != e.Base && u.tables.has(t) {
 			if lr := b.d.LatestReports(); t == query.LatestReportTable && lr != "" {
 				// a node's latest report, from the copies (one row per node)
 				// by certname: its key (the row is there exactly when
 				// c.latest_report_id is set, and is that report)
-				sb.WriteString(" LEFT JOIN " + lr + " " + schema[t].alias + " ON " + schema[t].alias +
+				sb.WriteString(" LEFT JOIN " + lr + " " + tableSQL[t].alias + " ON " + tableSQL[t].alias +
 					".certname = c.certname")
 				continue
 			}
-			sb.WriteString(schema[t].join)
+			sb.WriteString(tableSQL[t].join)
 		}
 	}
 	return sb.String()
@@ -183,5 +184,5 @@ func (b *builder) emptyFrom(e *query.Entity) string {
 	for i, f := range e.Fields {
 		cols[i] = "CAST(NULL AS " + sqlType(f.Type) + ") AS " + f.Column
 	}
-	return "(SELECT " + strings.Join(cols, ", ") + " WHERE 1 = 0) " + schema[query.EmptyTable].alias
+	return "(SELECT " + strings.Join(cols, ", ") + " WHERE 1 = 0) " + tableSQL[query.EmptyTable].alias
 }

@@ -424,7 +424,7 @@ func (b *builder) from(p *query.Plan, u uses) string {
 		}
 		from += ") e"
 		if u.tables.has(query.ReportsTable) {
-			from += schema[query.ReportsTable].join
+			from += tableSQL[query.ReportsTable].join
 		}
 		return from
 	}
@@ -536,7 +536,7 @@ func (b *builder) onLatestReports(p *query.Plan, selUses *uses) (*query.Plan, st
 	q := *p
 	q.Filter = rest
 	from := b.fromClause(q.Entity, planUses(&q, selUses))
-	r, e := schema[query.ReportsTable], schema[query.EventsTable]
+	r, e := tableSQL[query.ReportsTable], tableSQL[query.EventsTable]
 	switch {
 	case p.Entity.Base == query.ReportsTable && from == r.from:
 		return &q, copies, true
@@ -560,7 +560,7 @@ func (b *builder) latestReportsFilter(f query.Expr, base query.Table, col string
 	if !ok {
 		return f, "", false
 	}
-	return rest, t + " " + schema[query.ReportsTable].alias, true
+	return rest, t + " " + tableSQL[query.ReportsTable].alias, true
 }
 
 // withoutLatest returns f without its term latest_report? = true on

@@ -71,7 +71,7 @@ func (b *builder) statusCountsFromReports(p *query.Plan) (string, []OutCol, bool
 	// the nodes' latest reports (and their type, environment, status):
 	// their sums kept at write time
 	rolled, fromRollup := b.latestRollupFilter(filter, query.ReportsTable, "id")
-	from := schema[query.ReportsTable].from
+	from := tableSQL[query.ReportsTable].from
 	if rest, copies, ok := b.latestReportsFilter(filter, query.ReportsTable, "id"); ok {
 		filter, from = rest, copies // the nodes' latest reports: their copies
 	}
