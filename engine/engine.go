@@ -19,6 +19,7 @@ import (
 	"reportdb/query"
 	"reportdb/query/opt"
 	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 	"reportdb/store"
 )
 
@@ -26,7 +27,7 @@ import (
 // the SQL dialect its statements must be written in.
 type Backend interface {
 	store.Backend
-	Dialect() sqlgen.Dialect
+	Dialect() dialect.Dialect
 }
 
 // Engine runs queries on a backend.
@@ -109,7 +110,7 @@ func (e *Engine) runRows(ctx context.Context, before func(q store.Querier) error
 
 // access asks the optimiser how plan p is read on dialect d (package
 // opt), and returns its choice with how a narrowed or keyed one is run.
-func access(ctx context.Context, d sqlgen.Dialect, p *query.Plan, o opt.Options) (*opt.Access, *narrowing, *keying, error) {
+func access(ctx context.Context, d dialect.Dialect, p *query.Plan, o opt.Options) (*opt.Access, *narrowing, *keying, error) {
 	a, err := opt.Choose(d, p, o)
 	if err != nil {
 		return nil, nil, nil, err
@@ -291,7 +292,7 @@ func (e *Engine) anyInactive(ctx context.Context) (bool, error) {
 // statement and the plan's may see different moments, which only decides
 // whether a report stored in between is answered, as if it had come a
 // moment earlier or later.
-func (e *Engine) bindReportIDs(ctx context.Context, d sqlgen.Dialect, p *query.Plan, bs ...*sqlgen.Built) error {
+func (e *Engine) bindReportIDs(ctx context.Context, d dialect.Dialect, p *query.Plan, bs ...*sqlgen.Built) error {
 	need := false
 	for _, b := range bs {
 		need = need || (b != nil && len(b.ReportIDArgs) > 0)
@@ -366,8 +367,8 @@ func (e *Engine) bindEventWindows(ctx context.Context, bs ...*sqlgen.Built) erro
 }
 
 // daySpan is one day's range [lo, hi) of report ids and a span [min, max]
-// (Unix ms) of a time of its reports or events (sqlgen.ReportDays,
-// sqlgen.EventDays).
+// (Unix ms) of a time of its reports or events (dialect.ReportDays,
+// dialect.EventDays).
 type daySpan struct{ lo, hi, min, max int64 }
 
 // readSpans runs a statement whose rows are days' spans.

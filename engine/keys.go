@@ -4,19 +4,20 @@ import (
 	"context"
 
 	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 	"reportdb/store"
 )
 
 // keying is how a query whose answer is made of the reports stored under
 // a few keys (sqlgen.KeyLookup: a hash, a node's configuration version:
 // Puppetboard's report page) is run on a dialect that keeps them
-// (sqlgen.ReportKeys): the ids under those keys are read first, from one
+// (dialect.ReportKeys): the ids under those keys are read first, from one
 // index whatever the days kept, then the statement is run on those ids
 // alone, bounded to their days, so that only those days' partitions are
 // opened. The statement keeps the whole filter: ids of other reports
 // (keys that hash alike, reports deleted since) only cost a row read.
 type keying struct {
-	rk   sqlgen.ReportKeys
+	rk   dialect.ReportKeys
 	keys []string
 }
 

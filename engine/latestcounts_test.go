@@ -17,8 +17,8 @@ import (
 	"reportdb/jsonv"
 	"reportdb/postgres"
 	"reportdb/query"
-	"reportdb/query/sqlgen"
 	"reportdb/schema"
+	"reportdb/schema/dialect"
 	"reportdb/sqlite"
 	"reportdb/store"
 )
@@ -28,31 +28,31 @@ import (
 // pointers, and the stored counts are grouped by node.
 type withoutCopies struct{ engine.Backend }
 
-type noCopies struct{ sqlgen.Dialect }
+type noCopies struct{ dialect.Dialect }
 
 func (noCopies) LatestReports() string { return "" }
 
 // Capabilities: the rollups without latest_rollup, and no other fast path.
-func (d noCopies) Capabilities() sqlgen.Capabilities {
-	return sqlgen.Capabilities{Rollups: true, Lateral: d.Dialect.Capabilities().Lateral}
+func (d noCopies) Capabilities() dialect.Capabilities {
+	return dialect.Capabilities{Rollups: true, Lateral: d.Dialect.Capabilities().Lateral}
 }
 
-func (w withoutCopies) Dialect() sqlgen.Dialect { return noCopies{w.Backend.Dialect()} }
+func (w withoutCopies) Dialect() dialect.Dialect { return noCopies{w.Backend.Dialect()} }
 
 // withoutLatestRollup is a backend whose dialect reads the copies of the
 // nodes' latest reports but not latest_rollup's sums of them.
 type withoutLatestRollup struct{ engine.Backend }
 
-type noLatestRollup struct{ sqlgen.Dialect }
+type noLatestRollup struct{ dialect.Dialect }
 
 // Capabilities: as noCopies'. Lateral is the backend's own, so that the
 // copies' and the grouped statements are the ones its dialect would run
 // without latest_rollup.
-func (d noLatestRollup) Capabilities() sqlgen.Capabilities {
-	return sqlgen.Capabilities{Rollups: true, Lateral: d.Dialect.Capabilities().Lateral}
+func (d noLatestRollup) Capabilities() dialect.Capabilities {
+	return dialect.Capabilities{Rollups: true, Lateral: d.Dialect.Capabilities().Lateral}
 }
 
-func (w withoutLatestRollup) Dialect() sqlgen.Dialect { return noLatestRollup{w.Backend.Dialect()} }
+func (w withoutLatestRollup) Dialect() dialect.Dialect { return noLatestRollup{w.Backend.Dialect()} }
 
 // TestLatestCountsMatchGrouped: event counts by certname, the aggregate
 // counts and the events counted by status, over the nodes' latest reports,

@@ -6,6 +6,7 @@ import (
 
 	"reportdb/query"
 	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 	"reportdb/store"
 )
 
@@ -25,7 +26,7 @@ const NarrowSpan = int64(24 * 60 * 60 * 1000)
 //
 // A query over events ordered by their timestamp, with no window of
 // timestamps (a search by resource title, newest first), is narrowed the
-// same way, by the days' spans of event timestamps (sqlgen.EventDays).
+// same way, by the days' spans of event timestamps (dialect.EventDays).
 //
 // A query on one report's hash (sqlgen.NarrowHash: Puppetboard's report
 // page asks for its events) is narrowed the same way, to the days of the
@@ -35,12 +36,12 @@ const NarrowSpan = int64(24 * 60 * 60 * 1000)
 // that keeps no keys).
 type narrowing struct {
 	p      *query.Plan
-	d      sqlgen.Dialect
+	d      dialect.Dialect
 	opts   []sqlgen.Option
 	column string
 	desc   bool
 	unique bool   // by the day of one report (sqlgen.Narrow.Unique)
-	sql    string // the days' spans (sqlgen.ReportDays, or sqlgen.EventDays for events by timestamp)
+	sql    string // the days' spans (dialect.ReportDays, or dialect.EventDays for events by timestamp)
 	// fallback, when set, answers a narrowed lookup by one report's hash
 	// whose head has no row (a report older than the head's days, or an
 	// unknown hash) in place of the plain statement: the statement keyed

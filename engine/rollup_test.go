@@ -18,6 +18,7 @@ import (
 	"reportdb/query/opt"
 	"reportdb/query/sqlgen"
 	"reportdb/schema"
+	"reportdb/schema/dialect"
 	"reportdb/sqlite"
 	"reportdb/store"
 )
@@ -35,12 +36,12 @@ type rollupBackend interface {
 // scanning is a backend whose dialect says it keeps no rollups.
 type scanning struct{ engine.Backend }
 
-type noRollups struct{ sqlgen.Dialect }
+type noRollups struct{ dialect.Dialect }
 
 // Capabilities: none, so that every statement is the plain scan.
-func (noRollups) Capabilities() sqlgen.Capabilities { return sqlgen.Capabilities{} }
+func (noRollups) Capabilities() dialect.Capabilities { return dialect.Capabilities{} }
 
-func (s scanning) Dialect() sqlgen.Dialect { return noRollups{s.Backend.Dialect()} }
+func (s scanning) Dialect() dialect.Dialect { return noRollups{s.Backend.Dialect()} }
 
 func TestRollupsSQLite(t *testing.T) {
 	db, err := sqlite.Open(t.TempDir())
@@ -373,7 +374,7 @@ func testRollups(t *testing.T, db rollupBackend, far int) {
 }
 
 // chosen is the rows statement the optimiser chooses for p on d.
-func chosen(t *testing.T, d sqlgen.Dialect, p *query.Plan) *sqlgen.Built {
+func chosen(t *testing.T, d dialect.Dialect, p *query.Plan) *sqlgen.Built {
 	t.Helper()
 	a, err := opt.Choose(d, p, opt.Options{})
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"reportdb/query"
-	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 )
 
 // Dialect renders SQL for PostgreSQL.
@@ -22,7 +22,7 @@ type Dialect struct {
 	TextResults bool
 }
 
-// Placeholder implements sqlgen.Dialect.
+// Placeholder implements dialect.Dialect.
 func (Dialect) Placeholder(n int) string { return "$" + strconv.Itoa(n) }
 
 func (d Dialect) collate(col string) string {
@@ -32,21 +32,21 @@ func (d Dialect) collate(col string) string {
 	return col + ` COLLATE "` + d.RegexCollation + `"`
 }
 
-// Regex implements sqlgen.Dialect.
+// Regex implements dialect.Dialect.
 func (d Dialect) Regex(col, param string) string { return d.collate(col) + " ~ " + param }
 
-// PathContains implements sqlgen.Dialect.
+// PathContains implements dialect.Dialect.
 func (Dialect) PathContains(col, param string) string { return param + "::text = ANY(" + col + ")" }
 
-// PathRegex implements sqlgen.Dialect.
+// PathRegex implements dialect.Dialect.
 func (d Dialect) PathRegex(col, param string) string {
 	return "EXISTS (SELECT 1 FROM unnest(" + col + ") AS p(el) WHERE " + d.collate("p.el") + " ~ " + param + ")"
 }
 
-// NotDistinct implements sqlgen.Dialect.
+// NotDistinct implements dialect.Dialect.
 func (Dialect) NotDistinct(a, b string) string { return a + " IS NOT DISTINCT FROM " + b }
 
-// ToChar implements sqlgen.Dialect (sessions run in UTC).
+// ToChar implements dialect.Dialect (sessions run in UTC).
 func (Dialect) ToChar(expr string, t query.Type, format string) string {
 	if t == query.Timestamp {
 		return "to_char(to_timestamp(" + expr + " / 1000.0), " + format + "::text)"
@@ -54,13 +54,13 @@ func (Dialect) ToChar(expr string, t query.Type, format string) string {
 	return "to_char(" + expr + ", " + format + "::text)"
 }
 
-// OrderKey implements sqlgen.Dialect.
+// OrderKey implements dialect.Dialect.
 func (Dialect) OrderKey(expr string, _ query.Type) string { return expr }
 
-// Bool implements sqlgen.Dialect.
+// Bool implements dialect.Dialect.
 func (Dialect) Bool(b bool) any { return b }
 
-// LimitOffset implements sqlgen.Dialect.
+// LimitOffset implements dialect.Dialect.
 func (Dialect) LimitOffset(limit, offset string) string {
 	s := ""
 	if limit != "" {
@@ -72,17 +72,17 @@ func (Dialect) LimitOffset(limit, offset string) string {
 	return s
 }
 
-// Explain implements sqlgen.Dialect.
+// Explain implements dialect.Dialect.
 func (Dialect) Explain(sql string) string { return "EXPLAIN (ANALYZE, FORMAT JSON) " + sql }
 
-// Column implements sqlgen.Dialect: a report's metrics and logs live in
+// Column implements dialect.Dialect: a report's metrics and logs live in
 // report_data; its resource_events are built from the events.
 func (d Dialect) Column(t query.Table, alias, col string) string {
 	s, _ := d.BoundedColumn(t, alias, col, nil)
 	return s
 }
 
-// BoundedColumn implements sqlgen.BoundedColumns: the columns of a report
+// BoundedColumn implements dialect.BoundedColumns: the columns of a report
 // read from report_data and resource_events, whose partitions a statement
 // over reports with ids within bound then plans and opens alone.
 func (d Dialect) BoundedColumn(t query.Table, alias, col string, bound func(id string) string) (string, bool) {
@@ -103,7 +103,7 @@ func (d Dialect) BoundedColumn(t query.Table, alias, col string, bound func(id s
 	return alias + "." + col, false
 }
 
-// InIDs implements sqlgen.IDArrays.
+// InIDs implements dialect.IDArrays.
 func (Dialect) InIDs(col, ph string) string { return col + " = ANY(" + ph + ")" }
 
 // and is " AND " c, or "" for no condition c.
@@ -114,7 +114,7 @@ func and(c string) string {
 	return " AND " + c
 }
 
-// SortHash implements sqlgen.Dialect.
+// SortHash implements dialect.Dialect.
 func (Dialect) SortHash(text string) string { return "hashtextextended(" + text + ", 0)" }
 
 // LatestReports: latest_reports (migration 0005): reports is partitioned
@@ -129,30 +129,30 @@ func (Dialect) TitleKey() string { return TitleKeyFunc }
 // TitleKeyFunc is the SQL function migration 0014 creates.
 const TitleKeyFunc = "title_key"
 
-// Capabilities implements sqlgen.Dialect: migration 0002 keeps the
+// Capabilities implements dialect.Dialect: migration 0002 keeps the
 // rollups and 0018's triggers latest_rollup with latest_reports;
 // PostgreSQL joins LATERAL; the day partitions' spans (ReportDaysSQL,
 // EventDaysSQL), the report keys (0016) and report_data's columns make
 // the other fast paths.
-func (d Dialect) Capabilities() sqlgen.Capabilities {
-	return sqlgen.Capabilities{Rollups: true, LatestRollup: true, Lateral: true,
+func (d Dialect) Capabilities() dialect.Capabilities {
+	return dialect.Capabilities{Rollups: true, LatestRollup: true, Lateral: true,
 		ReportDays: d, EventDays: d, ReportKeys: d, IDArrays: d, EventsByIDs: d, BoundedColumns: d}
 }
 
-// EventDaysSQL implements sqlgen.EventDays: event_time_bounds (migration
+// EventDaysSQL implements dialect.EventDays: event_time_bounds (migration
 // 0012) holds each day partition's span of event timestamps, by day
 // (report id >> 32: see ids.go).
 func (Dialect) EventDaysSQL() string {
 	return "SELECT min(day) << 32, (max(day) + 1) << 32 FROM event_time_bounds WHERE max_ts >= $1 AND min_ts <= $2"
 }
 
-// EventSpansSQL implements sqlgen.EventDays: each day's span of event
+// EventSpansSQL implements dialect.EventDays: each day's span of event
 // timestamps (event_time_bounds).
 func (Dialect) EventSpansSQL() string {
 	return "SELECT day << 32, (day + 1) << 32, min_ts, max_ts FROM event_time_bounds"
 }
 
-// ReportDaysSQL implements sqlgen.ReportDays: report_time_bounds
+// ReportDaysSQL implements dialect.ReportDays: report_time_bounds
 // (migration 0015) holds each day partition's span of start and end
 // times, by day (report id >> 32: see ids.go).
 func (Dialect) ReportDaysSQL(column string) (string, bool) {
@@ -168,7 +168,7 @@ func (Dialect) ReportDaysSQL(column string) (string, bool) {
 	return "SELECT day << 32, (day + 1) << 32, " + lo + ", " + hi + " FROM report_time_bounds", true
 }
 
-// ReportKeysSQL implements sqlgen.ReportKeys: the keys of the days
+// ReportKeysSQL implements dialect.ReportKeys: the keys of the days
 // archived (up to report_keys_merge.merged, migration 0020) are read from
 // report_keys_archive, one descent of its index by key per key whatever
 // the days kept, and those of the later days (today's, yesterday's until
@@ -195,10 +195,10 @@ func (Dialect) ReportKeysSQL() string {
 		" LATERAL (SELECT id FROM report_keys WHERE (id >> 32) = d.day AND key = hashtextextended(k.k, 0) OFFSET 0) r"
 }
 
-// AnyID implements sqlgen.ReportKeys.
+// AnyID implements dialect.ReportKeys.
 func (Dialect) AnyID(id, arg string) string { return id + " = ANY(" + arg + "::bigint[])" }
 
-// IDDays implements sqlgen.ReportKeys: a report id's day is id >> 32
+// IDDays implements dialect.ReportKeys: a report id's day is id >> 32
 // (ids.go).
 func (Dialect) IDDays(ids []int64) (lo, hi int64) {
 	for i, id := range ids {

@@ -216,7 +216,7 @@ var eventsByReportIDsSQL = `SELECT e.report_id, e.` + strings.Join(schema.EventC
 	` FROM resource_events e WHERE e.report_id = ANY($1) AND e.report_id >= $2 AND e.report_id <= $3` +
 	` ORDER BY e.report_id, e.ctid`
 
-// EventsByReportIDs implements sqlgen.EventsByIDs. Connections whose
+// EventsByReportIDs implements dialect.EventsByIDs. Connections whose
 // results are text (TextResults) do not: the engine reads the events'
 // values in their binary form.
 func (d Dialect) EventsByReportIDs() string {

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"reportdb"
-	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 	"reportdb/store"
 )
 
@@ -152,7 +152,7 @@ func (l *Lazy) unavailable() error {
 }
 
 // Dialect implements engine.Backend.
-func (l *Lazy) Dialect() sqlgen.Dialect {
+func (l *Lazy) Dialect() dialect.Dialect {
 	if db := l.DB(); db != nil {
 		return db.Dialect()
 	}

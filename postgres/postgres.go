@@ -26,7 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"reportdb"
-	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 	"reportdb/store"
 )
 
@@ -363,7 +363,7 @@ func (db *DB) Writers() int {
 }
 
 // Dialect implements engine.Backend.
-func (db *DB) Dialect() sqlgen.Dialect { return db.dialect }
+func (db *DB) Dialect() dialect.Dialect { return db.dialect }
 
 // Close implements store.Backend.
 func (db *DB) Close() error {

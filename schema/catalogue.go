@@ -57,7 +57,7 @@ type Table struct {
 
 // EventColumns are the columns of each event that a report's
 // resource_events lists, in its order (PostgreSQL aggregates them so, and
-// reads them so for a page of reports apart: sqlgen.EventsByIDs).
+// reads them so for a page of reports apart: dialect.EventsByIDs).
 var EventColumns = []string{"status", "timestamp", "resource_type", "resource_title", "property", "new_value",
 	"old_value", "message", "file", "line", "containment_path", "containing_class", "name"}
 

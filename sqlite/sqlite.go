@@ -21,8 +21,8 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
-	"reportdb/query/sqlgen"
 	"reportdb/schema"
+	"reportdb/schema/dialect"
 	"reportdb/store"
 )
 
@@ -147,7 +147,7 @@ func (db *DB) migrate() error {
 }
 
 // Dialect implements engine.Backend.
-func (db *DB) Dialect() sqlgen.Dialect { return Dialect{} }
+func (db *DB) Dialect() dialect.Dialect { return Dialect{} }
 
 // Close implements store.Backend.
 func (db *DB) Close() error {

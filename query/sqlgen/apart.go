@@ -6,14 +6,6 @@ import (
 	"reportdb/query"
 )
 
-// IDArrays is a dialect that binds an array of report ids as one value
-// (PostgreSQL's = ANY($1)): the dialects that read a page's reports apart
-// (ReportsApart).
-type IDArrays interface {
-	// InIDs renders col = any of the ids bound to placeholder ph.
-	InIDs(col, ph string) string
-}
-
 // The pages of events whose reports are read apart: at least
 // apartMinRows (below, the second statement's round trip costs about what
 // the join saves) and at most apartMaxRows (the page is held in memory
@@ -105,18 +97,6 @@ func (b *builder) apartSelect(p *query.Plan) (string, *uses, []OutCol, *Apart) {
 	sql := "SELECT " + r + ".id, " + strings.Join(reports, ", ") + " FROM " + tableSQL[query.ReportsTable].from +
 		" WHERE " + b.d.Capabilities().IDArrays.InIDs(r+".id", ph(1)) + " AND " + r + ".id >= " + ph(2) + " AND " + r + ".id <= " + ph(3)
 	return strings.Join(parts, ", "), &u, cols, &Apart{SQL: sql}
-}
-
-// EventsByIDs is a dialect that reads the events of a page's reports in
-// one statement (EventsApart).
-type EventsByIDs interface {
-	// EventsByReportIDs renders the statement reading, for the report
-	// ids bound as its first argument and within the least and greatest
-	// of them (the second and third), each event's report id and then the
-	// columns of schema.EventColumns, ordered by report id and, within a
-	// report, as the report's resource_events would list them; "" when the
-	// dialect cannot (then pages read their events with their reports).
-	EventsByReportIDs() string
 }
 
 // The pages of reports whose events are read apart: at least

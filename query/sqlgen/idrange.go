@@ -23,20 +23,6 @@ func BoundReportIDs() Option {
 	return func(b *builder) { b.boundIDs = true }
 }
 
-// EventDays is implemented by dialects that keep, for each day of
-// reports, the span of their events' timestamps (PostgreSQL, migration
-// 0012).
-type EventDays interface {
-	// EventDaysSQL is a statement of one row: the range [lo, hi) of the
-	// report ids of the days whose events' span meets [$1, $2] (Unix ms),
-	// both NULL when none does.
-	EventDaysSQL() string
-	// EventSpansSQL is a statement whose rows are, for each day, the
-	// range [lo, hi) of its report ids and the span [min, max] (Unix ms)
-	// of its events' timestamps.
-	EventSpansSQL() string
-}
-
 // EventWindow is a window [From, To] (Unix ms) of event timestamps that
 // a subquery of a statement reads, and the indexes in Built.Args of the
 // bounds [lo, hi) of the report ids it reads: the engine binds those of

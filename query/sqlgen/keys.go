@@ -4,24 +4,6 @@ import (
 	"reportdb/query"
 )
 
-// ReportKeys is implemented by dialects that keep the ids of the reports
-// under keys of their hash and of their node's configuration version in
-// one table across the days (PostgreSQL, migration 0016), and partition
-// reports by ranges of their ids, one per day.
-type ReportKeys interface {
-	// ReportKeysSQL is a statement whose rows are the ids (one column)
-	// of the reports stored under any of the keys in its one argument,
-	// an array of text (HashKey, VersionKey); it may return ids of
-	// reports that are not stored, or that have other keys, never fewer.
-	ReportKeysSQL() string
-	// AnyID renders the condition that the id expression id is an
-	// element of the array bound to placeholder arg.
-	AnyID(id, arg string) string
-	// IDDays is the range [lo, hi) of the ids of the days of ids (0 and 0
-	// for none).
-	IDDays(ids []int64) (lo, hi int64)
-}
-
 // HashKey is the key of the report whose hash is hash.
 func HashKey(hash string) string { return "h" + hash }
 

@@ -4,17 +4,6 @@ import (
 	"reportdb/query"
 )
 
-// ReportDays is implemented by dialects that keep, for each day of
-// reports, the span of their start and end times (PostgreSQL, migration
-// 0015), and partition reports by ranges of their ids, one per day.
-type ReportDays interface {
-	// ReportDaysSQL is a statement whose rows are, for each day of
-	// reports, the range [lo, hi) of its report ids and a span [min, max]
-	// (Unix ms) that holds the value of column (a reports column) of
-	// every report stored in it; ok is false for a column without spans.
-	ReportDaysSQL(column string) (sql string, ok bool)
-}
-
 // Narrow is how a statement over reports is narrowed to the rows that
 // come first in its order (Narrowed): the plan's first ORDER BY key is
 // a time column of reports (or the events' timestamp, for a statement
@@ -75,20 +64,6 @@ func NarrowOrder(p *query.Plan) (column string, desc, ok bool) {
 		return "", false, false
 	}
 	return o.Field.Column, o.Desc, true
-}
-
-// BoundedColumns is implemented by dialects whose report columns may be
-// read from other tables by report id (PostgreSQL: metrics, logs and
-// resource_events, from report_data and resource_events): BoundedColumn
-// renders column col of table t (under alias) reading only the rows of
-// the report ids for which bound holds (bound(id) is that condition on
-// the id expression id, "" for none), and reports whether it is such a
-// column. A narrowed (or keyed: KeyLookup) statement's reports all have
-// such ids, so the answer is the same, and a database that partitions
-// those tables by report id plans and opens only the partitions of the
-// statement's days.
-type BoundedColumns interface {
-	BoundedColumn(t query.Table, alias, col string, bound func(id string) string) (string, bool)
 }
 
 // decideNarrow decides, before anything of plan p is rendered, whether
