@@ -30,13 +30,14 @@ var (
 
 // emptyRoutes are the routes of the endpoints reportdb holds no data for
 // (and of producers, which it answers from its reports); their labels are
-// their paths under /pdb/query/v4/ with <name> for a path value.
+// their paths under /pdb/query/v4/ with <name> for a path value. In front
+// of an upstream PuppetDB, which holds that data, they are forwarded.
 func emptyRoutes() []route {
 	const v4 = "/pdb/query/v4/"
 	var rs []route
 	add := func(path string, h func(*Server) http.HandlerFunc) {
 		label := strings.NewReplacer("{", "<", "}", ">").Replace(path)
-		rs = append(rs, route{pattern: v4 + path, label: label, handler: h})
+		rs = append(rs, route{pattern: v4 + path, label: label, handler: h, upstream: forwarded})
 	}
 	paths := make([]string, 0, len(emptyEndpoint))
 	for path := range emptyEndpoint {
@@ -47,8 +48,13 @@ func emptyRoutes() []route {
 		add(path, entity(query.Lookup(emptyEndpoint[path]), KindEntity))
 	}
 	add("fact-names", entity(query.FactNames, KindEntity))
-	add("producers", entity(query.Producers, KindEntity))
-	add("producers/{name}", method((*Server).handleProducer))
+	// producers are answered from reportdb's reports, upstream or not
+	own := func(path string, h func(*Server) http.HandlerFunc) {
+		add(path, h)
+		rs[len(rs)-1].upstream = nil
+	}
+	own("producers", entity(query.Producers, KindEntity))
+	own("producers/{name}", method((*Server).handleProducer))
 
 	facts, resources := query.Lookup("facts"), query.Lookup("resources")
 	filtered := func(p parent, e *query.Entity, fields ...string) func(*Server) http.HandlerFunc {

@@ -21,7 +21,11 @@ type route struct {
 	// channel is the ingest channel of a submission route
 	channel string
 	handler func(s *Server) http.HandlerFunc
-	ep      int // index of label in Endpoints
+	// upstream, when set, serves the route in front of an upstream
+	// PuppetDB (Config.Upstream, upstream.go) instead of handler, which it
+	// is given for what reportdb answers itself
+	upstream upstreamHandler
+	ep       int // index of label in Endpoints
 }
 
 // method adapts a handler method to the table.
@@ -44,10 +48,18 @@ func blobRoute(column string) func(*Server) http.HandlerFunc {
 }
 
 // routeTable is every route of the API.
-var routeTable = append(append(baseRoutes, emptyRoutes()...), jolokiaRoutes()...)
+var routeTable = append(append(baseRoutes, emptyRoutes()...), withUpstream(upstreamBeans, jolokiaRoutes())...)
+
+// withUpstream sets the upstream-mode handler of routes.
+func withUpstream(h upstreamHandler, routes []route) []route {
+	for i := range routes {
+		routes[i].upstream = h
+	}
+	return routes
+}
 
 var baseRoutes = []route{
-	{pattern: "/pdb/cmd/v1", channel: metrics.ChannelCommand, handler: method((*Server).handleCommand)},
+	{pattern: "/pdb/cmd/v1", channel: metrics.ChannelCommand, handler: method((*Server).handleCommand), upstream: upstreamCommand},
 	{pattern: "PUT /puppet/v3/report/{certname}", channel: metrics.ChannelPuppetReport, handler: method((*Server).handlePuppetReport)},
 	{pattern: "POST /puppet/v3/report/{certname}", channel: metrics.ChannelPuppetReport, handler: method((*Server).handlePuppetReport)},
 	{pattern: "POST /reports/upload", channel: metrics.ChannelHTTPProcessor, handler: method((*Server).handleHTTPReport)}, // Puppet's http report processor
@@ -64,9 +76,9 @@ var baseRoutes = []route{
 	{pattern: "/pdb/query/v4/environments/{name}", label: "environments/<name>", handler: method((*Server).handleEnvironment)},
 	{pattern: "/pdb/query/v4/environments/{name}/events", label: "environments/<name>/events", handler: scoped(environmentParent, query.Events, KindEvents, "environment")},
 	{pattern: "/pdb/query/v4/environments/{name}/reports", label: "environments/<name>/reports", handler: scoped(environmentParent, query.Reports, KindEntity, "environment")},
-	{pattern: "/pdb/query/v4/nodes", label: "nodes", handler: entity(query.Nodes, KindEntity)},
-	{pattern: "/pdb/query/v4/nodes/{certname}", label: "nodes/<certname>", handler: method((*Server).handleNode)},
-	{pattern: "/pdb/query/v4", label: "root", handler: method((*Server).handleRoot)},
+	{pattern: "/pdb/query/v4/nodes", label: "nodes", handler: entity(query.Nodes, KindEntity), upstream: mergedNodes},
+	{pattern: "/pdb/query/v4/nodes/{certname}", label: "nodes/<certname>", handler: method((*Server).handleNode), upstream: mergedNode},
+	{pattern: "/pdb/query/v4", label: "root", handler: method((*Server).handleRoot), upstream: upstreamRoot},
 	{pattern: "/pdb/meta/v1/version", label: "meta/version", handler: method((*Server).handleVersion)},
 	{pattern: "/pdb/meta/v1/server-time", label: "meta/server-time", handler: method((*Server).handleServerTime)},
 	{pattern: "GET /status/v1/services", label: "status", handler: method((*Server).handleStatusServices)},
@@ -85,7 +97,7 @@ var baseRoutes = []route{
 	{pattern: "/pdb/query/v2/", label: "retired", handler: method((*Server).handleRetired)},
 	{pattern: "/pdb/query/v3", label: "retired", handler: method((*Server).handleRetired)},
 	{pattern: "/pdb/query/v3/", label: "retired", handler: method((*Server).handleRetired)},
-	{pattern: "/pdb/query/", label: metrics.OtherEndpoint, handler: method((*Server).handleUnrouted)},
+	{pattern: "/pdb/query/", label: metrics.OtherEndpoint, handler: method((*Server).handleUnrouted), upstream: upstreamUnrouted},
 }
 
 // endpoints are the distinct query labels of routeTable, in table order,
@@ -119,12 +131,16 @@ func (s *Server) routes() {
 		if rt.channel != "" {
 			h = s.refuseCrossOrigin(h)
 		}
-		s.mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+		serve := func(w http.ResponseWriter, r *http.Request) {
 			if st, ok := r.Context().Value(reqStateKey{}).(*reqState); ok {
 				st.routed(rt, r)
 			}
 			h(w, r)
-		})
+		}
+		if s.cfg.Upstream != nil && rt.upstream != nil {
+			serve = rt.upstream(s, serve)
+		}
+		s.mux.HandleFunc(rt.pattern, serve)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"reportdb"
 	"reportdb/engine"
 	"reportdb/ingest"
+	"reportdb/service"
 	"reportdb/upstream"
 )
 
@@ -36,8 +37,9 @@ type Config struct {
 	// format when the request does not name one.
 	Producer string
 	// Upstream, when set, is the PuppetDB reportdb stands in front of:
-	// commands other than "store report" and queries on entities reportdb
-	// does not hold go there; nodes are merged (upstream.go).
+	// commands reportdb does not keep (upstream.Kept) and queries on
+	// entities reportdb does not hold go there; nodes are merged
+	// (upstream.go).
 	Upstream *upstream.Client
 	// PuppetDBVersion is the version reported at /pdb/meta/v1/version and
 	// as the puppetdb-status service_version ("": PuppetDBVersion). The API
@@ -56,6 +58,7 @@ type Server struct {
 	cfg        Config
 	backend    engine.Backend
 	engine     *engine.Engine
+	svc        *service.Service      // the root and entity queries (root.go, query.go)
 	committer  instrumentedCommitter // *ingest.Committer telling Instrument the outcome
 	log        *slog.Logger
 	mux        *http.ServeMux
@@ -84,6 +87,7 @@ func New(cfg Config, backend engine.Backend, committer *ingest.Committer, log *s
 		log = slog.Default()
 	}
 	s := &Server{cfg: cfg, backend: backend, engine: engine.New(backend), committer: instrumentedCommitter{committer}, log: log, mux: http.NewServeMux()}
+	s.svc = service.New(s.engine, cfg.QueryTimeout)
 	s.routes()
 	return s
 }
@@ -93,9 +97,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Vary", "Accept-Encoding, User-Agent")
 	if !acceptsJSON(r.Header.Values("Accept")) {
 		s.writeError(w, r, &reportdb.Error{Code: reportdb.ENOTACCEPT, Message: "must accept application/json"})
-		return
-	}
-	if s.cfg.Upstream != nil && s.serveUpstream(w, r) {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
