@@ -29,55 +29,42 @@ type withNodes struct {
 	nodes Nodes
 }
 
-// rows answers plan from w.nodes when it is a nodes plan (ok).
-func (w withNodes) rows(ctx context.Context, plan *query.Plan, opts *query.Options) (rows rowSource, total int, ok bool, err error) {
-	if plan == nil || plan.Entity != query.Nodes {
-		return nil, 0, false, nil
-	}
-	out, n, err := w.nodes.Query(ctx, plan)
+// answer runs req: a nodes query by reading w.nodes' rows with read,
+// any other the service's own way (local).
+func (w withNodes) answer(ctx context.Context, req Request, read func(rows rowSource) error,
+	local func(plan *query.Plan, opts *query.Options, astJSON []byte) (int, error)) (int, error) {
+	plan, opts, astJSON, err := prepare(req)
 	if err != nil {
-		return nil, 0, true, err
+		return -1, result(err)
+	}
+	if plan == nil || plan.Entity != query.Nodes {
+		return local(plan, opts, astJSON)
+	}
+	out, total, err := w.nodes.Query(ctx, plan)
+	if err == nil {
+		err = read(&list{values: out})
+	}
+	if err != nil {
+		return -1, result(err)
 	}
 	if !opts.IncludeTotal {
-		n = -1
+		total = -1
 	}
-	return &list{values: out}, n, true, nil
+	return total, nil
 }
 
 func (w withNodes) Query(ctx context.Context, req Request, fn func(row json.RawMessage) error) (int, error) {
-	plan, opts, astJSON, err := prepare(req)
-	if err != nil {
-		return -1, result(err)
-	}
-	rows, total, ok, err := w.rows(ctx, plan, opts)
-	switch {
-	case err != nil:
-		return -1, result(err)
-	case !ok:
-		return w.s.query(ctx, plan, opts, astJSON, fn)
-	}
-	if err := eachRow(rows, fn); err != nil {
-		return -1, result(err)
-	}
-	return total, nil
+	return w.answer(ctx, req, func(rows rowSource) error { return eachRow(rows, fn) },
+		func(plan *query.Plan, opts *query.Options, astJSON []byte) (int, error) {
+			return w.s.query(ctx, plan, opts, astJSON, fn)
+		})
 }
 
 func (w withNodes) QueryStream(ctx context.Context, req Request, fn func(body io.Reader) error) (int, error) {
-	plan, opts, astJSON, err := prepare(req)
-	if err != nil {
-		return -1, result(err)
-	}
-	rows, total, ok, err := w.rows(ctx, plan, opts)
-	switch {
-	case err != nil:
-		return -1, result(err)
-	case !ok:
-		return w.s.queryStream(ctx, plan, opts, astJSON, fn)
-	}
-	if err := stream(rows, fn); err != nil {
-		return -1, result(err)
-	}
-	return total, nil
+	return w.answer(ctx, req, func(rows rowSource) error { return stream(rows, fn) },
+		func(plan *query.Plan, opts *query.Options, astJSON []byte) (int, error) {
+			return w.s.queryStream(ctx, plan, opts, astJSON, fn)
+		})
 }
 
 // rowSource is what a query's rows are read from: the engine's rows, or

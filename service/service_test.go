@@ -23,6 +23,8 @@ import (
 	"reportdb/ingest"
 	"reportdb/internal/conformance"
 	"reportdb/internal/testcorpus"
+	"reportdb/jsonv"
+	"reportdb/query"
 	"reportdb/service"
 	"reportdb/sqlite"
 )
@@ -439,5 +441,47 @@ func TestSlotsBusy(t *testing.T) {
 	release()
 	if service.NewSlots(0, time.Second) != nil {
 		t.Fatal("0 slots limit queries")
+	}
+}
+
+// fakeNodes answers every nodes plan with its rows.
+type fakeNodes struct {
+	rows  []any
+	plans int
+}
+
+func (f *fakeNodes) Query(ctx context.Context, plan *query.Plan) ([]any, int, error) {
+	f.plans++
+	return f.rows, len(f.rows), nil
+}
+
+// TestWithNodes: root queries on nodes are answered by the other source
+// (the upstream's merged nodes), in the API's encoding; the rest, and the
+// AST of a nodes query, by the service itself.
+func TestWithNodes(t *testing.T) {
+	svc, _ := corpus(t)
+	row := &jsonv.Object{Keys: []string{"certname", "facts_environment"}, Values: []any{"a.example.com", jsonv.Number("1.50")}}
+	nodes := &fakeNodes{rows: []any{row, row}}
+	q := service.WithNodes(svc, nodes)
+	got := viaService(t, q, service.Request{Query: []any{"from", "nodes"}, Total: true})
+	if want := (answer{200, "2", `[{"certname":"a.example.com","facts_environment":1.50},{"certname":"a.example.com","facts_environment":1.50}]`}); got != want {
+		t.Fatalf("nodes: %+v, want %+v", got, want)
+	}
+	var body []byte
+	if _, err := q.QueryStream(context.Background(), service.Request{Query: `nodes[certname]{}`}, func(r io.Reader) error {
+		var err error
+		body, err = io.ReadAll(r)
+		return err
+	}); err != nil || string(body) != `[{"certname":"a.example.com","facts_environment":1.50},{"certname":"a.example.com","facts_environment":1.50}]` {
+		t.Fatalf("nodes streamed: %s %v", body, err)
+	}
+	for _, req := range []service.Request{{Query: []any{"from", "reports"}, Total: true}, {Query: `nodes[certname]{}`, ASTOnly: true},
+		{Query: []any{"from", "nodes", []any{"~", "certname", "("}}}} {
+		if got, want := viaService(t, q, req), viaService(t, svc, req); got != want {
+			t.Errorf("%+v: %+v, the service %+v", req, got, want)
+		}
+	}
+	if nodes.plans != 2 {
+		t.Fatalf("%d nodes plans asked, want 2", nodes.plans)
 	}
 }
