@@ -65,8 +65,8 @@ func NewCommitterWriters(backend store.Backend, maxBatch, writers int) *Committe
 	}
 	if writers <= 0 {
 		writers = 1
-		if w, ok := backend.(interface{ Writers() int }); ok && w.Writers() > 1 {
-			writers = w.Writers()
+		if w := backend.Housekeeping().Writers; w > 1 {
+			writers = w
 		}
 	}
 	c := &Committer{backend: backend, maxBatch: maxBatch, reqs: make(chan *request, maxBatch), quit: make(chan struct{})}

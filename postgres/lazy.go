@@ -240,8 +240,11 @@ func (l *Lazy) Maintain(ctx context.Context) ([]string, error) {
 	return nil, l.unavailable()
 }
 
-// Writers is PostgreSQL's number of concurrent group-commit writers.
-func (l *Lazy) Writers() int { return (&DB{}).Writers() }
+// Housekeeping implements store.Backend: the database's, once it is
+// connected (see DB.Housekeeping).
+func (l *Lazy) Housekeeping() store.Housekeeping {
+	return store.Housekeeping{Compactor: l, Maintainer: l, Writers: Writers(), Analyze: l.SetAnalyze}
+}
 
 func (l *Lazy) Close() error {
 	l.stop()

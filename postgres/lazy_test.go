@@ -141,8 +141,8 @@ func TestLazyWaitsForPostgres(t *testing.T) {
 	if l.Dialect() != (postgres.Dialect{}) {
 		t.Errorf("dialect while unavailable: %#v", l.Dialect())
 	}
-	if w := (&postgres.DB{}).Writers(); l.Writers() != w {
-		t.Errorf("writers %d, want %d", l.Writers(), w)
+	if w := postgres.Writers(); l.Housekeeping().Writers != w {
+		t.Errorf("writers %d, want %d", l.Housekeeping().Writers, w)
 	}
 	l.SetAnalyze(-1, 0, 0) // applied once connected
 	unavailable := func(what string, err error) {

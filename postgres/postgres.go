@@ -344,6 +344,13 @@ func (db *DB) Migrate(ctx context.Context) error {
 	return nil
 }
 
+// Housekeeping implements store.Backend: the rollups' compaction, the
+// partitions' vacuum, the group-commit writers and the statistics after
+// ingest.
+func (db *DB) Housekeeping() store.Housekeeping {
+	return store.Housekeeping{Compactor: db, Maintainer: db, Writers: Writers(), Analyze: db.SetAnalyze}
+}
+
 // Writers is how many batches may be written concurrently by default:
 // PostgreSQL can overlap one batch's commit with the next batch's work,
 // but each concurrent batch is smaller (a writer takes what is queued
@@ -355,7 +362,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 // reports/s with one writer, 744 and 899 with two, 616 and 741 with three
 // (ack p99 21-25, 23-26, 31-34 ms); with another process busy on one
 // core 686 and 675, 553 and 628, 556 and 580.
-func (db *DB) Writers() int {
+func Writers() int {
 	if runtime.NumCPU() <= 2 {
 		return 1
 	}

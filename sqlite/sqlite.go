@@ -316,6 +316,10 @@ func (db *DB) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // CompactRollups merges the delta rows of every bucket that has unmerged
 // ones into one row per dimension combination (dropping combinations that
 // sum to zero). It returns the number of buckets merged.
+// Housekeeping implements store.Backend: the rollups' compaction; SQLite
+// has one writer and keeps its own statistics.
+func (db *DB) Housekeeping() store.Housekeeping { return store.Housekeeping{Compactor: db} }
+
 func (db *DB) CompactRollups(ctx context.Context) (total int, err error) {
 	err = db.inWriteTx(ctx, func(tx *sql.Tx) error {
 		for _, t := range schema.RollupTables {

@@ -55,8 +55,8 @@ func (c *Compaction) Wrote() {
 // Run compacts b's rollups until ctx ends (a backend without rollups, or
 // Interval <= 0: nothing).
 func (c *Compaction) Run(ctx context.Context, b Backend) {
-	comp, ok := b.(Compactor)
-	if !ok || c.Interval <= 0 {
+	comp := b.Housekeeping().Compactor
+	if comp == nil || c.Interval <= 0 {
 		return
 	}
 	c.init()

@@ -13,6 +13,10 @@ type fakeCompactor struct {
 	runs          chan struct{}
 }
 
+func (f *fakeCompactor) Housekeeping() store.Housekeeping {
+	return store.Housekeeping{Compactor: f}
+}
+
 func (f *fakeCompactor) CompactRollups(context.Context) (int, error) {
 	f.runs <- struct{}{}
 	return 1, nil

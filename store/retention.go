@@ -13,9 +13,9 @@ import (
 // running retention right now (PostgreSQL); the run is simply skipped.
 var ErrBusy = errors.New("retention is running in another instance")
 
-// Maintainer is implemented by backends with periodic housekeeping (the
-// PostgreSQL backend VACUUMs closed day partitions). Maintain returns what
-// it worked on.
+// Maintainer is a backend's periodic housekeeping (the PostgreSQL backend
+// VACUUMs closed day partitions; Housekeeping.Maintainer). Maintain
+// returns what it worked on.
 type Maintainer interface {
 	Maintain(ctx context.Context) ([]string, error)
 }
@@ -44,7 +44,7 @@ type Retention struct {
 
 // Run loops until ctx ends.
 func (r *Retention) Run(ctx context.Context) {
-	_, maintains := r.Backend.(Maintainer)
+	maintains := r.Backend.Housekeeping().Maintainer != nil
 	nodes := r.NodeTTL > 0 || (r.PurgeTTL > 0 && r.PurgeBatch > 0)
 	if r.Interval <= 0 || (r.TTL <= 0 && !maintains && !nodes) {
 		return
@@ -144,8 +144,8 @@ func firstNames(names []string) string {
 
 // Maintain runs the backend's housekeeping, if it has any.
 func (r *Retention) Maintain(ctx context.Context) {
-	m, ok := r.Backend.(Maintainer)
-	if !ok {
+	m := r.Backend.Housekeeping().Maintainer
+	if m == nil {
 		return
 	}
 	start := time.Now()

@@ -25,6 +25,10 @@ func (f *fakeBackend) DeleteReportsBefore(context.Context, int64) (int64, error)
 	return 0, nil
 }
 
+func (f *fakeBackend) Housekeeping() store.Housekeeping {
+	return store.Housekeeping{Maintainer: f}
+}
+
 func (f *fakeBackend) Maintain(context.Context) ([]string, error) {
 	if f.maintains.Add(1) == 2 {
 		close(f.done)
@@ -60,6 +64,8 @@ func TestRetentionRunsMaintenance(t *testing.T) {
 // stepsBackend records two steps into its context's Steps, one of them
 // twice, as a backend timing its retention does.
 type stepsBackend struct{ store.Backend }
+
+func (stepsBackend) Housekeeping() store.Housekeeping { return store.Housekeeping{} }
 
 func (stepsBackend) DeleteReportsBefore(ctx context.Context, _ int64) (int64, error) {
 	store.AddStep(ctx, "drop", 1500*time.Millisecond)

@@ -35,6 +35,8 @@ type Backend interface {
 	DeleteReportsBefore(ctx context.Context, cutoff int64) (int64, error)
 	// NodeLifecycle records deactivation and expiry (see its methods).
 	NodeLifecycle
+	// Housekeeping is the backend's background work (see Housekeeping).
+	Housekeeping() Housekeeping
 	// Close releases the backend.
 	Close() error
 }

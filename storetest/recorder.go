@@ -43,6 +43,9 @@ func (r *Recorder) Ping(context.Context) error { return nil }
 // DeleteReportsBefore implements engine.Backend: nothing is stored.
 func (r *Recorder) DeleteReportsBefore(context.Context, int64) (int64, error) { return 0, nil }
 
+// Housekeeping implements engine.Backend: none.
+func (r *Recorder) Housekeeping() store.Housekeeping { return store.Housekeeping{} }
+
 // Close implements engine.Backend.
 func (r *Recorder) Close() error { return nil }
 

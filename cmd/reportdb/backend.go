@@ -64,7 +64,7 @@ func poolSize(cfg *serveConfig) int {
 	}
 	writers := cfg.Writers
 	if writers <= 0 {
-		writers = (&postgres.DB{}).Writers()
+		writers = postgres.Writers()
 	}
 	return max(8, querySlots(cfg)+httpapi.SmallQuerySlots+writers+2)
 }

@@ -351,7 +351,7 @@ func afterImport(backend store.Backend, committer *ingest.Committer, stderr io.W
 	defer func() {
 		fmt.Fprintf(stderr, "import finished (the last steps took %s)\n", time.Since(began).Round(time.Millisecond))
 	}()
-	if c, ok := backend.(store.Compactor); ok {
+	if c := backend.Housekeeping().Compactor; c != nil {
 		start := time.Now()
 		n, err := c.CompactRollups(ctx)
 		if err != nil {
