@@ -1,13 +1,13 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
 
 	"reportdb"
 	"reportdb/jsonv"
+	"reportdb/service"
 )
 
 const (
@@ -28,68 +28,42 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	s.writeError(w, r, err)
 }
 
-// writeError is the single place where errors become HTTP responses:
-// 400-class messages as text/plain (PuppetDB's shape), unknown parent
-// entities and invalid commands with a pretty JSON {"error": ...} body,
-// internal errors as 500 with a fixed message (the detail goes to the log
-// only).
+// writeError is the single place where errors become HTTP responses, as
+// service.ErrorOf maps them: 400-class messages as text/plain (PuppetDB's
+// shape), unknown parent entities and invalid commands with a pretty JSON
+// {"error": ...} body, internal errors as 500 with a fixed message (the
+// detail goes to the log only).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var je jsonBodyError
 	if errors.As(err, &je) {
 		writeJSONObject(w, statusOf(je.e.Code), "error", je.e.Message)
 		return
 	}
-	var e *reportdb.Error
-	if !errors.As(err, &e) {
-		if errors.Is(err, context.DeadlineExceeded) {
-			e = &reportdb.Error{Code: reportdb.ETIMEOUT, Message: "The query was cancelled because it ran longer than the query timeout"}
-		} else if errors.Is(err, context.Canceled) {
-			return // client went away
-		} else {
-			e = &reportdb.Error{Code: reportdb.EINTERNAL, Message: "An unexpected error occurred while processing the request", Err: err}
-		}
+	e := service.ErrorOf(err)
+	if e == nil {
+		return // client went away
 	}
-	status := statusOf(e.Code)
-	if status >= 500 && e.Code == reportdb.EINTERNAL {
-		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", e.Error())
+	if e.Code == reportdb.EINTERNAL {
+		detail := e.Message
+		if e.Err != nil {
+			detail = e.Err.Error()
+		}
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", detail)
 	}
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	if e.Code == reportdb.ENOTFOUND {
-		writeJSONObject(w, status, "error", e.Message)
+		writeJSONObject(w, e.Status, "error", e.Message)
 		return
 	}
-	msg := e.Message
-	if e.Code == reportdb.EINTERNAL {
-		msg = "An unexpected error occurred while processing the request"
-	}
 	w.Header().Set("Content-Type", ctText)
-	w.WriteHeader(status)
-	w.Write([]byte(msg))
+	w.WriteHeader(e.Status)
+	w.Write([]byte(e.Message))
 }
 
-func statusOf(code string) int {
-	switch code {
-	case reportdb.EINVALID:
-		return http.StatusBadRequest
-	case reportdb.ENOTFOUND, reportdb.ERETIRED:
-		return http.StatusNotFound
-	case reportdb.ETOOLARGE:
-		return http.StatusRequestEntityTooLarge
-	case reportdb.EUNSUPPORTED:
-		return http.StatusUnsupportedMediaType
-	case reportdb.ENOTACCEPT:
-		return http.StatusNotAcceptable
-	case reportdb.EFORBIDDEN:
-		return http.StatusForbidden
-	case reportdb.ETIMEOUT, reportdb.EUNAVAILABLE:
-		return http.StatusServiceUnavailable
-	case reportdb.ENOSPACE:
-		return http.StatusInsufficientStorage
-	}
-	return http.StatusInternalServerError
-}
+// statusOf is the HTTP status of an error code.
+func statusOf(code string) int { return service.Status(code) }
 
 // writeJSONObject writes a pretty-printed one-member JSON object, as
 // PuppetDB writes its single-object responses.

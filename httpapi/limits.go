@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"reportdb"
+	"reportdb/service"
 )
 
 // Limits are the HTTP budgets applied in front of the API (see Limit).
@@ -25,6 +26,10 @@ type Limits struct {
 	// Retry-After. Submissions, status and metrics are not limited.
 	MaxConcurrentQueries int
 	QueueWait            time.Duration
+	// Slots, when set, are the query slots instead of
+	// MaxConcurrentQueries and QueueWait: shared with the queries of
+	// readers in the process (service.Limit), such as the dashboard.
+	Slots *service.Slots
 	// MaxQueryBodyBytes bounds POST query bodies (DefaultMaxQueryBodyBytes
 	// when 0); a larger one gets 413, an announced one before it is read.
 	MaxQueryBodyBytes int64
@@ -54,10 +59,9 @@ func Limit(h http.Handler, l Limits) http.Handler {
 	if l.MaxQueryBodyBytes <= 0 {
 		l.MaxQueryBodyBytes = DefaultMaxQueryBodyBytes
 	}
-	var slots, smallSlots chan struct{}
-	if l.MaxConcurrentQueries > 0 {
-		slots = make(chan struct{}, l.MaxConcurrentQueries)
-		smallSlots = make(chan struct{}, SmallQuerySlots)
+	slots := l.Slots
+	if slots == nil {
+		slots = service.NewSlots(l.MaxConcurrentQueries, l.QueueWait)
 	}
 	reject := func(w http.ResponseWriter, status int, retry bool, reason, msg string) {
 		if l.OnRejected != nil {
@@ -112,39 +116,16 @@ func Limit(h http.Handler, l Limits) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		// a small query may also take the slot kept for small queries
-		var small chan struct{}
-		if isSmallQuery(r, body) {
-			small = smallSlots
+		release, err := slots.Acquire(r.Context(), isSmallQuery(r, body))
+		if reportdb.ErrorCode(err) == reportdb.EUNAVAILABLE {
+			reject(w, http.StatusServiceUnavailable, true, "busy", reportdb.ErrorMessage(err))
+			return
+		} else if err != nil {
+			return // the client went away
 		}
-		var held chan struct{}
-		select {
-		case slots <- struct{}{}:
-			held = slots
-		case small <- struct{}{}:
-			held = small
-		default:
-			t := time.NewTimer(l.QueueWait)
-			select {
-			case slots <- struct{}{}:
-				held = slots
-				t.Stop()
-			case small <- struct{}{}:
-				held = small
-				t.Stop()
-			case <-t.C:
-				reject(w, http.StatusServiceUnavailable, true, "busy", fmt.Sprintf(
-					"Too many queries are running (max-concurrent-queries %d); none finished within %v (query-queue-wait). Retry later.", l.MaxConcurrentQueries, l.QueueWait))
-				return
-			case <-r.Context().Done():
-				t.Stop()
-				return
-			}
-		}
-		defer func() { <-held }()
+		defer release()
 		if l.WriteTimeout > 0 {
-			// not every writer has a deadline (the dashboard's in-process
-			// requests): those need none
+			// a writer without a deadline (a test's recorder) needs none
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(l.WriteTimeout))
 		}
 		h.ServeHTTP(w, r)
@@ -152,10 +133,8 @@ func Limit(h http.Handler, l Limits) http.Handler {
 }
 
 // SmallQuerySlots are kept, beyond max-concurrent-queries, for small
-// queries (isSmallQuery), so that a crowd of heavy queries, each of which
-// may run up to the query timeout, cannot keep a node's page or a
-// certname lookup waiting behind it.
-const SmallQuerySlots = 1
+// queries (isSmallQuery).
+const SmallQuerySlots = service.SmallQuerySlots
 
 // smallPaths are the endpoints whose answer is bounded by the size of the
 // fleet or of one report, whatever their filter: nodes and environments

@@ -66,9 +66,9 @@ type reqState struct {
 
 // routed records the route serving r (called by the route table's
 // handlers), and starts capturing a POSTed query body when asked to. Only
-// the instrumented request itself counts: a handler that runs queries
-// through the API in-process (the dashboard, /metrics/v2) makes requests of
-// its own with the same context, which must not relabel it.
+// the instrumented request itself counts (withContext keeps track of its
+// copies): a request made with the same context by a handler in front of
+// the API must not relabel it.
 func (st *reqState) routed(rt *route, r *http.Request) {
 	if st.route != nil || r != st.req {
 		return

@@ -20,10 +20,8 @@ func (s *Server) handleNode(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ctx, cancel := s.queryContextFor(r, opts.Timeout)
-	defer cancel()
 	var row []byte
-	err = s.engine.Query(ctx, plan, false, func(rows *engine.Rows, _ int64) error {
+	err = s.svc.Execute(r.Context(), plan, opts, func(rows *engine.Rows, _ int64) error {
 		if rows.Next() {
 			var err error
 			if row, err = rows.AppendJSON(nil); err != nil {
@@ -33,7 +31,7 @@ func (s *Server) handleNode(w http.ResponseWriter, r *http.Request) {
 		return rows.Err()
 	})
 	if err != nil {
-		s.writeError(w, r, timedOut(ctx, err))
+		s.writeError(w, r, err)
 		return
 	}
 	if row == nil {

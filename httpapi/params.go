@@ -10,6 +10,7 @@ import (
 	"reportdb"
 	"reportdb/jsonv"
 	"reportdb/query"
+	"reportdb/service"
 )
 
 // param is one request parameter: from a URL query string (Str set) or a
@@ -260,23 +261,11 @@ func parseQueryParam(o *query.Options, k Kind, p *param) error {
 }
 
 func parseQueryText(o *query.Options, s string) error {
-	v, rest, empty, err := jsonv.ParseFirst([]byte(s))
-	if err != nil {
-		return jsonError(err)
+	v, ok, err := service.ParseQueryText(s)
+	if ok {
+		o.Query, o.QuerySet = v, true
 	}
-	if empty {
-		return nil
-	}
-	if len(rest) > 0 {
-		next, _, _, err := jsonv.ParseFirst(rest)
-		if err != nil {
-			return jsonError(err)
-		}
-		return reportdb.Errorf(reportdb.EINVALID, "Only one query may be sent in a request. Found JSON (%s) after the query %s",
-			jsonv.Clojure(next), jsonv.Clojure(v))
-	}
-	o.Query, o.QuerySet = v, true
-	return nil
+	return err
 }
 
 func paramText(p *param) string {

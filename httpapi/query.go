@@ -94,25 +94,23 @@ func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, e *query.En
 	s.execute(w, r, plan, opts)
 }
 
-// execute runs a plan (its total too when include_total is set) and
-// streams its rows.
+// execute runs a plan (its total too when include_total is set) through
+// the query service and streams its rows.
 func (s *Server) execute(w http.ResponseWriter, r *http.Request, plan *query.Plan, opts *query.Options) {
 	s.checkCatalogEnvironment(r, plan)
-	ctx, cancel := s.queryContextFor(r, opts.Timeout)
-	defer cancel()
 	if opts.Explain {
-		lines, err := s.engine.Explain(ctx, plan)
+		lines, err := s.svc.Explain(r.Context(), plan, opts)
 		if err != nil {
-			s.writeError(w, r, timedOut(ctx, err))
+			s.writeError(w, r, err)
 			return
 		}
 		writeCompact(w, http.StatusOK, []any{&jsonv.Object{Keys: []string{"query plan"}, Values: []any{lines}}})
 		return
 	}
 	s.respond(w, r, func(send sender) error {
-		return timedOut(ctx, s.engine.Query(ctx, plan, opts.IncludeTotal, func(rows *engine.Rows, total int64) error {
+		return s.svc.Execute(r.Context(), plan, opts, func(rows *engine.Rows, total int64) error {
 			return send(rows, total, opts.Pretty)
-		}))
+		})
 	})
 }
 

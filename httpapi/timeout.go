@@ -11,6 +11,7 @@ import (
 
 	"reportdb"
 	"reportdb/jsonv"
+	"reportdb/service"
 )
 
 // The timeout parameter of PuppetDB 8 (PDB-4937): how many seconds a query
@@ -81,39 +82,11 @@ func timeoutError(x string) error {
 	return reportdb.Errorf(reportdb.EINVALID, "Query timeout must be non-negative number, not %s", x)
 }
 
-// queryContextFor is queryContext with the client's timeout (0: none): the
-// context ends at the earlier of the two limits. When it is the client's,
-// its cause is the error that says so (see timedOut).
+// queryContextFor is queryContext with the client's timeout (0: none)
+// (service.Deadline).
 func (s *Server) queryContextFor(r *http.Request, timeout time.Duration) (context.Context, context.CancelFunc) {
-	if timeout <= 0 || timeout >= s.cfg.QueryTimeout {
-		return s.queryContext(r)
-	}
-	secs := strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)
-	return context.WithTimeoutCause(r.Context(), timeout, &reportdb.Error{Code: reportdb.ETIMEOUT,
-		Message: "The query was cancelled because it ran longer than its timeout parameter (" + secs + " seconds)"})
+	return service.Deadline(r.Context(), s.cfg.QueryTimeout, timeout)
 }
 
-// timedOut is err, the error a query on ctx ended with, unless ctx ended at
-// the client's timeout: then any failure but one of the query's own (a 400)
-// came from the cancellation, and is answered as that timeout. PuppetDB
-// answers 500 there ("Query <id> exceeded timeout"); reportdb answers as
-// for its own --query-timeout, 503 (ETIMEOUT): the request was valid and
-// the server did not finish it in the time allowed, which is neither the
-// client's fault (4xx) nor a failure of the server's (500) nor a gateway's
-// (504). Prometheus's query API answers its own timeout parameter the same
-// way. No Retry-After: the same query with the same timeout would most
-// likely be cut again.
-func timedOut(ctx context.Context, err error) error {
-	if err == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return err
-	}
-	cause, ok := context.Cause(ctx).(*reportdb.Error)
-	if !ok {
-		return err // the server's own limit: writeError's message
-	}
-	var e *reportdb.Error
-	if errors.As(err, &e) && !errors.Is(err, context.DeadlineExceeded) && e.Code != reportdb.ETIMEOUT && e.Code != reportdb.EUNAVAILABLE {
-		return err
-	}
-	return cause
-}
+// timedOut is service.TimedOut: the client's timeout answered as such.
+func timedOut(ctx context.Context, err error) error { return service.TimedOut(ctx, err) }
