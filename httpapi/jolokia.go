@@ -1,415 +1,69 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math/big"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
-	"time"
+
+	"reportdb/jolokia"
+	"reportdb/service"
 )
 
-// PuppetDB's metrics API v2 (/metrics/v2, Jolokia) for the population beans
-// Puppetboard reads (its overview and radiator for all environments, its
-// Metrics page), computed from reportdb's own data:
-//
-//	num-nodes, num-active-nodes  active nodes (as /nodes lists them)
-//	num-inactive-nodes           deactivated or expired nodes
-//	num-resources                sum over active nodes of their latest report's resources/total metric
-//	avg-resources-per-node       num-resources / num-nodes (an integer, or a ratio "a/b" as PuppetDB renders Clojure's)
-//
-// Supported Jolokia requests: GET read/<mbean>[/<attribute>] (also the
-// pattern puppetlabs.puppetdb.population:*), list[/<path>], search/<pattern>,
-// and POST of one request object or an array of them. Answers have
-// Jolokia's shape, with errors carried in the body under HTTP 200 as
-// Jolokia does. The values are computed at most once per populationTTL.
-
-const (
-	populationDomain = "puppetlabs.puppetdb.population"
-	populationTTL    = 10 * time.Second
-)
-
-var populationBeans = []string{"num-nodes", "num-inactive-nodes", "avg-resources-per-node", "num-active-nodes", "num-resources"}
-
-type population struct {
-	mu     sync.Mutex
-	at     time.Time
-	values map[string]any
-}
+// populationDomain is the domain of the beans served here; in front of
+// an upstream PuppetDB, reads of the others are its.
+const populationDomain = jolokia.PopulationDomain
 
 // jolokiaRoutes serve PuppetDB's /metrics/v2 (Jolokia).
 func jolokiaRoutes() []route {
+	h := func(s *Server) http.HandlerFunc { return s.population.handler(s).ServeHTTP }
 	return []route{
-		{pattern: "/metrics/v2", label: "metrics/v2", handler: method((*Server).handleJolokia)},
-		{pattern: "/metrics/v2/", label: "metrics/v2", handler: method((*Server).handleJolokia)},
+		{pattern: "/metrics/v2", label: "metrics/v2", handler: h},
+		{pattern: "/metrics/v2/", label: "metrics/v2", handler: h},
 	}
 }
 
-// jolokiaRequest is one Jolokia request (the POST form; GET paths are
-// turned into one).
-type jolokiaRequest struct {
-	Type      string `json:"type"`
-	MBean     string `json:"mbean,omitempty"`
-	Attribute any    `json:"attribute,omitempty"`
-	Path      string `json:"path,omitempty"`
+// population is the server's Jolokia handler, one for both routes: it
+// keeps the population gauges a few seconds.
+type population struct {
+	once sync.Once
+	h    *jolokia.Handler
 }
 
-func (s *Server) handleJolokia(w http.ResponseWriter, r *http.Request) {
-	var reqs []jolokiaRequest
-	batch := false
-	switch r.Method {
-	case http.MethodGet:
-		req, errv := parseJolokiaPath(strings.TrimPrefix(strings.TrimPrefix(r.URL.EscapedPath(), "/metrics/v2"), "/"))
-		if errv != nil {
-			writeJolokia(w, errv)
-			return
-		}
-		reqs = []jolokiaRequest{req}
-	case http.MethodPost:
-		body, err := readAll(r.Body, 1<<20)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		body = bytes.TrimSpace(body)
-		if len(body) > 0 && body[0] == '[' {
-			batch = true
-			err = json.Unmarshal(body, &reqs)
-		} else {
-			var one jolokiaRequest
-			err = json.Unmarshal(body, &one)
-			reqs = []jolokiaRequest{one}
-		}
-		if err != nil {
-			writeJolokia(w, jolokiaError(400, "java.lang.IllegalArgumentException", "Invalid JSON request: "+err.Error()))
-			return
-		}
-	default:
-		writeJolokia(w, jolokiaError(400, "java.lang.IllegalArgumentException", "HTTP method "+r.Method+" is not supported"))
-		return
-	}
-	out := []any{} // an empty batch answers [], as Jolokia does
-	for _, q := range reqs {
-		out = append(out, s.jolokiaAnswer(r, q))
-	}
-	if batch {
-		writeJolokia(w, out)
-		return
-	}
-	writeJolokia(w, out[0])
+// handler is the population beans counted through the query service, the
+// node counts with an upstream's nodes merged in, as /nodes lists them.
+func (p *population) handler(s *Server) *jolokia.Handler {
+	p.once.Do(func() {
+		p.h = jolokia.New(jolokia.Options{Nodes: s.Queries(), Reports: s.svc, Version: s.cfg.PuppetDBVersion,
+			Now: s.cfg.Now, WriteError: s.writeError})
+	})
+	return p.h
 }
 
-// parseJolokiaPath turns read/<mbean>[/<attr>], list[/<path>],
-// search/<pattern> into a request, unescaping Jolokia's !/ !! !" escapes.
-func parseJolokiaPath(p string) (jolokiaRequest, any) {
-	parts := splitJolokia(p)
-	if len(parts) == 0 || parts[0] == "" {
-		return jolokiaRequest{Type: "version"}, nil
-	}
-	typ := strings.ToLower(parts[0])
-	args := parts[1:]
-	switch typ {
-	case "read":
-		if len(args) == 0 || args[0] == "" {
-			return jolokiaRequest{}, jolokiaError(400, "java.lang.IllegalArgumentException", "Invalid arguments in pathinfo /read for command READ")
-		}
-		q := jolokiaRequest{Type: "read", MBean: args[0]}
-		if len(args) > 1 && args[1] != "" {
-			q.Attribute = args[1]
-		}
-		return q, nil
-	case "list":
-		return jolokiaRequest{Type: "list", Path: strings.Join(args, "/")}, nil
-	case "search":
-		if len(args) == 0 {
-			return jolokiaRequest{}, jolokiaError(400, "java.lang.IllegalArgumentException", "Invalid arguments in pathinfo /search for command SEARCH")
-		}
-		return jolokiaRequest{Type: "search", MBean: args[0]}, nil
-	case "version":
-		return jolokiaRequest{Type: "version"}, nil
-	}
-	return jolokiaRequest{}, jolokiaError(400, "java.lang.IllegalArgumentException", "No type with name '"+parts[0]+"' exists")
-}
-
-// splitJolokia splits an escaped URL path on unescaped slashes.
-func splitJolokia(p string) []string {
-	if u, err := url.PathUnescape(p); err == nil {
-		p = u
-	}
-	var parts []string
-	var cur strings.Builder
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if c == '!' && i+1 < len(p) {
-			i++
-			cur.WriteByte(p[i])
-			continue
-		}
-		if c == '/' {
-			parts = append(parts, cur.String())
-			cur.Reset()
-			continue
-		}
-		cur.WriteByte(c)
-	}
-	if cur.Len() > 0 || len(parts) > 0 {
-		parts = append(parts, cur.String())
-	}
-	return parts
-}
-
-func jolokiaError(status int, typ, msg string) map[string]any {
-	return map[string]any{"error_type": typ, "error": typ + " : " + msg, "status": status}
-}
-
-func (s *Server) jolokiaAnswer(r *http.Request, q jolokiaRequest) any {
-	now := s.cfg.Now().Unix()
-	request := orderedJSON{{"type", q.Type}}
-	switch q.Type {
-	case "read":
-		request = orderedJSON{{"mbean", q.MBean}}
-		if q.Attribute != nil {
-			request = append(request, kv{"attribute", q.Attribute})
-		}
-		request = append(request, kv{"type", "read"})
-	case "list":
-		if q.Path != "" {
-			request = orderedJSON{{"path", q.Path}, {"type", "list"}}
-		}
-	case "search":
-		request = orderedJSON{{"mbean", q.MBean}, {"type", "search"}}
-	}
-	fail := func(status int, typ, msg string) any {
-		e := jolokiaError(status, typ, msg)
-		return orderedJSON{{"request", request}, {"error_type", e["error_type"]}, {"error", e["error"]}, {"status", status}}
-	}
-	ok := func(v any) any {
-		return orderedJSON{{"request", request}, {"value", v}, {"timestamp", now}, {"status", 200}}
-	}
-	switch q.Type {
-	case "version":
-		return ok(orderedJSON{{"agent", "1.7.1"}, {"protocol", "7.2"}, {"info", orderedJSON{{"product", "reportdb"}, {"version", s.cfg.PuppetDBVersion}}}})
-	case "search":
-		domain, pattern, _ := strings.Cut(q.MBean, ":")
-		var names []string
-		if domain == populationDomain || domain == "*" {
-			for _, b := range populationBeans {
-				if pattern == "*" || pattern == "name="+b || pattern == "name=*" {
-					names = append(names, populationDomain+":name="+b)
-				}
-			}
-		}
-		if names == nil {
-			names = []string{}
-		}
-		return ok(names)
-	case "list":
-		beans := orderedJSON{}
-		for _, b := range populationBeans {
-			beans = append(beans, kv{"name=" + b, gaugeInfo()})
-		}
-		switch q.Path {
-		case "":
-			return ok(orderedJSON{{populationDomain, beans}})
-		case populationDomain:
-			return ok(beans)
-		}
-		for _, b := range populationBeans {
-			if q.Path == populationDomain+"/name="+b {
-				return ok(gaugeInfo())
-			}
-		}
-		return fail(404, "java.lang.IllegalArgumentException", "Illegal path element "+q.Path)
-	case "read":
-		vals, err := s.populationValues(r)
-		if err != nil {
-			return fail(500, "java.lang.IllegalStateException", err.Error())
-		}
-		if q.MBean == populationDomain+":*" || q.MBean == populationDomain+":name=*" {
-			all := orderedJSON{}
-			for _, b := range populationBeans {
-				all = append(all, kv{populationDomain + ":name=" + b, orderedJSON{{"Value", vals[b]}}})
-			}
-			return ok(all)
-		}
-		domain, props, found := strings.Cut(q.MBean, ":")
-		if !found || props == "" {
-			e := jolokiaError(400, "java.lang.IllegalArgumentException", "Invalid object name. Key properties cannot be empty")
-			return orderedJSON{{"error_type", e["error_type"]}, {"error", e["error"]}, {"status", 400}} // no request, as Jolokia
-		}
-		name := strings.TrimPrefix(props, "name=")
-		v, known := vals[name]
-		if domain != populationDomain || !known || !strings.HasPrefix(props, "name=") {
-			return fail(404, "javax.management.InstanceNotFoundException", q.MBean)
-		}
-		switch q.Attribute {
-		case nil, "":
-			return ok(orderedJSON{{"Value", v}})
-		case "Value":
-			return ok(v)
-		}
-		return fail(404, "javax.management.AttributeNotFoundException", fmt.Sprintf("No such attribute: %v", q.Attribute))
-	}
-	return fail(400, "java.lang.IllegalArgumentException", "No type with name '"+q.Type+"' exists")
-}
-
-func gaugeInfo() orderedJSON {
-	return orderedJSON{
-		{"op", orderedJSON{{"objectName", orderedJSON{{"args", []any{}}, {"ret", "javax.management.ObjectName"}, {"desc", "Operation exposed for management"}}}}},
-		{"attr", orderedJSON{{"Value", orderedJSON{{"rw", false}, {"type", "java.lang.Object"}, {"desc", "Attribute exposed for management"}}}}},
-		{"class", "com.codahale.metrics.JmxReporter$JmxGauge"},
-		{"desc", "Information on the management interface of the MBean"},
-	}
-}
-
-// populationValues computes the population gauges through the server's
-// own v4 queries (cached for populationTTL).
-func (s *Server) populationValues(r *http.Request) (map[string]any, error) {
-	p := &s.population
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.values != nil && s.cfg.Now().Sub(p.at) < populationTTL {
-		return p.values, nil
-	}
-	active, err := s.internalCount(r, "/pdb/query/v4/nodes", `["extract",[["function","count"]]]`)
-	if err != nil {
-		return nil, err
-	}
-	inactive, err := s.internalCount(r, "/pdb/query/v4", `["from","nodes",["extract",[["function","count"]],["=","node_state","inactive"]]]`)
-	if err != nil {
-		return nil, err
-	}
-	resources, err := s.latestResourcesTotal(r)
-	if err != nil {
-		return nil, err
-	}
-	var avg any = int64(0)
-	if active > 0 {
-		rat := big.NewRat(resources, active)
-		if rat.IsInt() {
-			avg = rat.Num().Int64()
-		} else {
-			avg = rat.String()
-		}
-	}
-	p.values = map[string]any{"num-nodes": active, "num-active-nodes": active, "num-inactive-nodes": inactive,
-		"num-resources": resources, "avg-resources-per-node": avg}
-	p.at = s.cfg.Now()
-	return p.values, nil
-}
-
-// internalGet runs a GET on the server's own query API in process.
-func (s *Server) internalGet(r *http.Request, path string, params url.Values) ([]byte, error) {
-	return s.internalGetVia(s.mux, r, path, params)
-}
-
-// internalGetVia is internalGet through handler h (s itself: with the
-// upstream's nodes merged in).
-func (s *Server) internalGetVia(h http.Handler, r *http.Request, path string, params url.Values) ([]byte, error) {
-	req := httptest.NewRequest(http.MethodGet, path+"?"+params.Encode(), nil).WithContext(r.Context())
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	body, _ := io.ReadAll(rec.Result().Body)
-	if rec.Code != http.StatusOK {
-		return nil, fmt.Errorf("%s: %d %s", path, rec.Code, body)
-	}
-	return body, nil
-}
-
+// internalCount runs q, an extract of count(), on the entity served at
+// path (/pdb/query/v4/<entity>) and returns the count. Whatever fails is
+// the caller's internal error (500), the query being the server's own.
 func (s *Server) internalCount(r *http.Request, path, q string) (int64, error) {
-	body, err := s.internalGetVia(s, r, path, url.Values{"query": {q}})
+	filter, _, err := service.ParseQueryText(q)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%s: %v", path, err)
 	}
 	var rows []struct{ Count int64 }
-	if err := json.Unmarshal(body, &rows); err != nil || len(rows) != 1 {
-		return 0, fmt.Errorf("%s: unexpected count answer %s", path, body)
+	_, err = s.Queries().Query(r.Context(), service.Request{Query: []any{"from", strings.TrimPrefix(path, "/pdb/query/v4/"), filter}},
+		func(row json.RawMessage) error {
+			var c struct{ Count int64 }
+			err := json.Unmarshal(row, &c)
+			rows = append(rows, c)
+			return err
+		})
+	if e := service.ErrorOf(err); e != nil {
+		return 0, fmt.Errorf("%s: %d %s", path, e.Status, e.Message)
+	} else if err != nil {
+		return 0, err // cancelled
+	}
+	if len(rows) != 1 {
+		return 0, fmt.Errorf("%s: %d rows answer a count", path, len(rows))
 	}
 	return rows[0].Count, nil
-}
-
-// latestResourcesTotal sums the resources/total metric of the latest
-// reports of the active nodes.
-func (s *Server) latestResourcesTotal(r *http.Request) (int64, error) {
-	body, err := s.internalGet(r, "/pdb/query/v4/reports", url.Values{"query": {
-		`["extract",["metrics"],["and",["=","latest_report?",true],["in","certname",["extract","certname",["select_nodes",["=","node_state","active"]]]]]]`}})
-	if err != nil {
-		return 0, err
-	}
-	var rows []struct {
-		Metrics struct {
-			Data []struct {
-				Category, Name string
-				Value          json.Number
-			}
-		}
-	}
-	if err := json.Unmarshal(body, &rows); err != nil {
-		return 0, fmt.Errorf("reports metrics: %v", err)
-	}
-	var sum int64
-	for _, row := range rows {
-		for _, m := range row.Metrics.Data {
-			if m.Category == "resources" && m.Name == "total" {
-				if n, err := m.Value.Int64(); err == nil {
-					sum += n
-				} else if f, err := m.Value.Float64(); err == nil {
-					sum += int64(f)
-				}
-			}
-		}
-	}
-	return sum, nil
-}
-
-// kv and orderedJSON render JSON objects in a fixed key order.
-type kv struct {
-	k string
-	v any
-}
-
-type orderedJSON []kv
-
-func (o orderedJSON) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, e := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(e.k)
-		b.Write(k)
-		b.WriteByte(':')
-		v, err := json.Marshal(e.v)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// writeJolokia writes v as Jolokia does: HTTP 200 (errors are in the
-// body), no-cache headers, slashes escaped as \/.
-func writeJolokia(w http.ResponseWriter, v any) {
-	if m, ok := v.(map[string]any); ok { // a bare error: keys in Jolokia's order
-		v = orderedJSON{{"error_type", m["error_type"]}, {"error", m["error"]}, {"status", m["status"]}}
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		b = []byte(`{"error_type":"java.lang.IllegalStateException","error":"internal error","status":500}`)
-	}
-	b = bytes.ReplaceAll(b, []byte("/"), []byte(`\/`))
-	h := w.Header()
-	h.Set("Content-Type", ctJSON)
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Pragma", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	w.Write(b)
 }
