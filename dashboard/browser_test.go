@@ -26,6 +26,7 @@ import (
 	"reportdb/httpapi"
 	"reportdb/ingest"
 	"reportdb/internal/conformance"
+	"reportdb/service"
 	"reportdb/sqlite"
 )
 
@@ -40,7 +41,7 @@ const unresponsive = 48 * time.Hour
 // SQLite store filled with the shared corpus.
 type testServer struct {
 	URL string
-	api dashboard.API
+	api service.Querier
 	h   http.Handler
 }
 
@@ -59,19 +60,19 @@ func newTestServer(t *testing.T) *testServer {
 	c.OnStored = tr.Observe
 	api := httpapi.New(httpapi.Config{OnDeactivated: tr.Forget}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	conformance.LoadCorpus(t, api)
-	if err := tr.Load(context.Background(), dashboard.InProcess(api)); err != nil {
+	if err := tr.Load(context.Background(), api.Queries()); err != nil {
 		t.Fatal(err)
 	}
-	d := dashboard.New(dashboard.Options{API: dashboard.InProcess(api), Unresponsive: unresponsive, Fleet: tr,
+	d := dashboard.New(dashboard.Options{Queries: api.Queries(), Unresponsive: unresponsive, Fleet: tr,
 		Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	h := d.Wrap(api)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &testServer{URL: srv.URL, api: dashboard.InProcess(api), h: h}
+	return &testServer{URL: srv.URL, api: api.Queries(), h: h}
 }
 
 // rows asks the API (not the dashboard) for the answer a page must show.
-func (s *testServer) rows(t *testing.T, req dashboard.Request) ([]map[string]any, int) {
+func (s *testServer) rows(t *testing.T, req service.Request) ([]map[string]any, int) {
 	t.Helper()
 	var out []map[string]any
 	total, err := s.api.Query(context.Background(), req, func(r json.RawMessage) error {
@@ -299,7 +300,7 @@ func TestBrowserPages(t *testing.T) {
 	b := newBrowser(t, "TZ=Asia/Tokyo")
 
 	// ---- overview: nodes by status equal the nodes endpoint's answer
-	nodes, _ := s.rows(t, dashboard.Request{Query: []any{"from", "nodes"}})
+	nodes, _ := s.rows(t, service.Request{Query: []any{"from", "nodes"}})
 	want := map[string]int{}
 	for _, n := range nodes {
 		want[expectedStatus(n)]++
@@ -322,7 +323,7 @@ func TestBrowserPages(t *testing.T) {
 		t.Errorf("overview total %q, want %d", got, len(nodes))
 	}
 	// the chart's legend: reports by status over the window (the whole corpus)
-	byStatus, _ := s.rows(t, dashboard.Request{Query: []any{"from", "reports", []any{"extract",
+	byStatus, _ := s.rows(t, service.Request{Query: []any{"from", "reports", []any{"extract",
 		[]any{[]any{"function", "count"}, "status"}, []any{"group_by", "status"}}}})
 	for _, g := range byStatus {
 		st, _ := g["status"].(string)
@@ -374,8 +375,8 @@ func TestBrowserPages(t *testing.T) {
 		}
 	}
 	// paging: 10 per page, certname order, page 2 is the API's offset 10
-	names, total := s.rows(t, dashboard.Request{Query: []any{"from", "nodes", []any{"extract", []any{"certname"}}},
-		OrderBy: []dashboard.Order{{Field: "certname", Order: "asc"}}, Total: true})
+	names, total := s.rows(t, service.Request{Query: []any{"from", "nodes", []any{"extract", []any{"certname"}}},
+		OrderBy: []service.Order{{Field: "certname", Order: "asc"}}, Total: true})
 	b.open(s.URL + "/ui/nodes?n=10")
 	b.shot("nodes")
 	if got := b.text(".pageinfo"); !strings.HasPrefix(got, fmt.Sprintf("1–10 of %d", total)) {
@@ -393,8 +394,8 @@ func TestBrowserPages(t *testing.T) {
 	}
 	// sorting by the latest report, newest first
 	b.follow(chromedp.Click(chromedp.CSS(`#nodes-table thead th:nth-child(4) a`)))
-	byTime, _ := s.rows(t, dashboard.Request{Query: []any{"from", "nodes", []any{"extract", []any{"certname"}}},
-		OrderBy: []dashboard.Order{{Field: "report_timestamp", Order: "desc"}, {Field: "certname", Order: "asc"}}, Limit: 10})
+	byTime, _ := s.rows(t, service.Request{Query: []any{"from", "nodes", []any{"extract", []any{"certname"}}},
+		OrderBy: []service.Order{{Field: "report_timestamp", Order: "desc"}, {Field: "certname", Order: "asc"}}, Limit: 10})
 	for i, c := range b.texts("#nodes-table tbody td:first-child") {
 		if c != byTime[i]["certname"] {
 			t.Errorf("sorted by time, row %d: %s, want %s", i, c, byTime[i]["certname"])
@@ -416,7 +417,7 @@ func TestBrowserPages(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.follow(chromedp.Submit(chromedp.CSS(`input[name=q]`)))
-		_, n := s.rows(t, dashboard.Request{Query: []any{"from", "nodes", []any{"extract", []any{"certname"}, []any{"~", "certname", f.pat}}}, Total: true})
+		_, n := s.rows(t, service.Request{Query: []any{"from", "nodes", []any{"extract", []any{"certname"}, []any{"~", "certname", f.pat}}}, Total: true})
 		rows := b.texts("#nodes-table tbody td:first-child")
 		if len(rows) != n || n == 0 {
 			t.Errorf("certname filter %q (regex %v): %d rows, API %d", f.q, f.regex, len(rows), n)
@@ -429,14 +430,14 @@ func TestBrowserPages(t *testing.T) {
 	}
 
 	// ---- node: the node with the most reports
-	per, _ := s.rows(t, dashboard.Request{Query: []any{"from", "reports", []any{"extract",
+	per, _ := s.rows(t, service.Request{Query: []any{"from", "reports", []any{"extract",
 		[]any{[]any{"function", "count"}, "certname"}, []any{"group_by", "certname"}}}})
 	sort.Slice(per, func(i, j int) bool { return per[i]["count"].(float64) > per[j]["count"].(float64) })
 	busiest := per[0]["certname"].(string)
 	b.open(s.URL + "/ui/node/" + url.PathEscape(busiest))
 	b.shot("node")
-	reps, _ := s.rows(t, dashboard.Request{Query: []any{"from", "reports", []any{"extract", []any{"hash", "metrics"},
-		[]any{"=", "certname", busiest}}}, OrderBy: []dashboard.Order{{Field: "producer_timestamp", Order: "desc"}}, Limit: 50})
+	reps, _ := s.rows(t, service.Request{Query: []any{"from", "reports", []any{"extract", []any{"hash", "metrics"},
+		[]any{"=", "certname", busiest}}}, OrderBy: []service.Order{{Field: "producer_timestamp", Order: "desc"}}, Limit: 50})
 	if got := len(b.texts("#reports-table tbody tr")); got != len(reps) {
 		t.Errorf("node %s: %d report rows, want %d", busiest, got, len(reps))
 	}
@@ -459,7 +460,7 @@ func TestBrowserPages(t *testing.T) {
 	}
 
 	// ---- report: the report with the most events
-	evc, _ := s.rows(t, dashboard.Request{Query: []any{"from", "events", []any{"extract",
+	evc, _ := s.rows(t, service.Request{Query: []any{"from", "events", []any{"extract",
 		[]any{[]any{"function", "count"}, "report"}, []any{"group_by", "report"}}}})
 	sort.Slice(evc, func(i, j int) bool { return evc[i]["count"].(float64) > evc[j]["count"].(float64) })
 	hash := evc[0]["report"].(string)
@@ -468,13 +469,13 @@ func TestBrowserPages(t *testing.T) {
 	if got := len(b.texts("#events-table tbody tr")); float64(got) != evc[0]["count"].(float64) {
 		t.Errorf("report %s: %d event rows, want %v", hash, got, evc[0]["count"])
 	}
-	logs, _ := s.rows(t, dashboard.Request{Query: []any{"from", "reports", []any{"extract", []any{"logs"}, []any{"=", "hash", hash}}}})
+	logs, _ := s.rows(t, service.Request{Query: []any{"from", "reports", []any{"extract", []any{"logs"}, []any{"=", "hash", hash}}}})
 	if got, want := len(b.texts("#logs-table tbody tr")), len(logs[0]["logs"].(map[string]any)["data"].([]any)); got != want {
 		t.Errorf("report %s: %d log rows, want %d", hash, got, want)
 	}
 
 	// ---- events explorer: failures; the PQL shown is what runs
-	_, failures := s.rows(t, dashboard.Request{Query: []any{"from", "events", []any{"extract", []any{"certname"}, []any{"=", "status", "failure"}}}, Total: true})
+	_, failures := s.rows(t, service.Request{Query: []any{"from", "events", []any{"extract", []any{"certname"}, []any{"=", "status", "failure"}}}, Total: true})
 	b.open(s.URL + "/ui/events")
 	if err := chromedp.Do(b.ctx, chromedp.SetValue(chromedp.CSS(`select[name=status]`), "failure")); err != nil {
 		t.Fatal(err)
@@ -497,7 +498,7 @@ func TestBrowserPages(t *testing.T) {
 	if got := b.text(".pageinfo"); got != "51–100 · page 2" {
 		t.Errorf("events page 2: %q", got)
 	}
-	all, _ := s.rows(t, dashboard.Request{Query: dashboard.EventFilter{}.PQL([]string{"certname", "report"}, 50, 50)})
+	all, _ := s.rows(t, service.Request{Query: dashboard.EventFilter{}.PQL([]string{"certname", "report"}, 50, 50)})
 	if got := b.texts("#events-table tbody td:nth-child(2)"); len(got) != 50 || got[0] != all[0]["certname"] || got[49] != all[49]["certname"] {
 		t.Errorf("events page 2 rows differ from the API's offset 50")
 	}
@@ -514,7 +515,7 @@ func TestBrowserPages(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(ast), "[= status failure]") {
 		t.Errorf("AST %v", ast)
 	}
-	_, n := s.rows(t, dashboard.Request{Query: pql, Total: true})
+	_, n := s.rows(t, service.Request{Query: pql, Total: true})
 	if n != failures {
 		t.Errorf("the page's PQL answers %d rows through the API, want %d", n, failures)
 	}
@@ -530,7 +531,7 @@ func TestBrowserPages(t *testing.T) {
 	if ty+"["+ti+"]" != first2[3] && !strings.HasPrefix(first2[3], ty+"["+ti+"]") {
 		t.Errorf("resource link led to %s[%s], row shows %s", ty, ti, first2[3])
 	}
-	_, rf := s.rows(t, dashboard.Request{Query: []any{"from", "events", []any{"extract", []any{"certname"},
+	_, rf := s.rows(t, service.Request{Query: []any{"from", "events", []any{"extract", []any{"certname"},
 		[]any{"and", []any{"=", "resource_type", ty}, []any{"=", "resource_title", ti}, []any{"=", "status", "failure"}}}}, Total: true})
 	if got := b.text("#resource-failed"); got != fmt.Sprint(rf) || rf == 0 {
 		t.Errorf("resource %s[%s]: %s failures shown, API %d", ty, ti, got, rf)

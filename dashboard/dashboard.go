@@ -1,7 +1,8 @@
 // Package dashboard serves reportdb's built-in web dashboard under /ui/:
 // server-rendered pages (html/template, embedded in the binary, no build
-// step, no CDN) that read everything through PuppetDB's query API (see
-// API), with server-side SVG charts and one small script that shows times
+// step, no CDN) that read everything through PuppetDB's query language,
+// answered by the query service exactly as the API answers it (see
+// Options.Queries), with server-side SVG charts and one small script that shows times
 // in the browser's time zone. Report content is untrusted (any node with a
 // certificate writes it): html/template escapes it by context, and every
 // page is sent with a Content-Security-Policy that allows no inline script.
@@ -15,9 +16,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
+
+	"reportdb/fleet"
+	"reportdb/service"
 )
 
 //go:embed templates/*.html static/*
@@ -28,8 +31,10 @@ const Prefix = "/ui/"
 
 // Options configure the dashboard.
 type Options struct {
-	// API answers the queries (InProcess over the server's handler).
-	API API
+	// Queries answers the queries: the server's query service (with its
+	// query slots, service.Limit), so that a page shows what the API
+	// answers.
+	Queries service.Querier
 	// Unresponsive is how long without a report makes a node unresponsive
 	// (default 2h).
 	Unresponsive time.Duration
@@ -58,26 +63,7 @@ type FleetState interface {
 	HourCounts(start, end time.Time) []map[string]int
 	// Failing: the resources with the most failure events (by event
 	// timestamp) in [start, end).
-	Failing(start, end time.Time, limit int) []FailingResource
-}
-
-// FailingResource is a resource and its count of failure events.
-type FailingResource struct {
-	Type, Title string
-	Count       int
-}
-
-// SortFailing orders by count (most first), then type and title.
-func SortFailing(f []FailingResource) {
-	sort.Slice(f, func(i, j int) bool {
-		if f[i].Count != f[j].Count {
-			return f[i].Count > f[j].Count
-		}
-		if f[i].Type != f[j].Type {
-			return f[i].Type < f[j].Type
-		}
-		return f[i].Title < f[j].Title
-	})
+	Failing(start, end time.Time, limit int) []fleet.FailingResource
 }
 
 // Dashboard is the web dashboard's http.Handler.
@@ -191,7 +177,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, name, title s
 // fail answers an error page: 4xx for the user's mistakes (an invalid
 // regular expression, a bad time), 5xx otherwise.
 func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
-	var qe *QueryError
+	var qe *service.Error
 	if errors.As(err, &qe) {
 		status = qe.Status
 		if status < 400 {
@@ -219,10 +205,10 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, status int, err
 
 // notFound names what does not exist.
 func notFound(format string, args ...any) error {
-	return &QueryError{Status: http.StatusNotFound, Message: sprintf(format, args...)}
+	return &service.Error{Status: http.StatusNotFound, Message: sprintf(format, args...)}
 }
 
 // badRequest is a user error found by the dashboard itself.
 func badRequest(format string, args ...any) error {
-	return &QueryError{Status: http.StatusBadRequest, Message: sprintf(format, args...)}
+	return &service.Error{Status: http.StatusBadRequest, Message: sprintf(format, args...)}
 }

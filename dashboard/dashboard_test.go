@@ -14,6 +14,7 @@ import (
 	"reportdb/dashboard"
 	"reportdb/httpapi"
 	"reportdb/ingest"
+	"reportdb/service"
 	"reportdb/sqlite"
 )
 
@@ -90,7 +91,7 @@ func FuzzEventFilterPQL(f *testing.F) {
 	defer db.Close()
 	c := ingest.NewCommitter(db, 1)
 	defer c.Close()
-	api := dashboard.InProcess(httpapi.New(httpapi.Config{}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	api := httpapi.New(httpapi.Config{}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil))).Queries()
 	for _, s := range []string{"/etc/motd", `a"b\c`, "line\nbreak", "\u2028", "<script>", "'", "é€😀", "\x00"} {
 		f.Add(s, "File")
 	}
@@ -101,7 +102,7 @@ func FuzzEventFilterPQL(f *testing.F) {
 		}
 		filter := dashboard.EventFilter{Title: title, Type: typ}
 		var got []any
-		if _, err := api.Query(context.Background(), dashboard.Request{Query: filter.PQL([]string{"certname"}, 0, 0), ASTOnly: true},
+		if _, err := api.Query(context.Background(), service.Request{Query: filter.PQL([]string{"certname"}, 0, 0), ASTOnly: true},
 			func(r json.RawMessage) error { return json.Unmarshal(r, &got) }); err != nil {
 			t.Fatalf("PQL for %q/%q: %v", title, typ, err)
 		}

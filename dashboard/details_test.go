@@ -24,25 +24,31 @@ import (
 	"reportdb/dashboard"
 	"reportdb/httpapi"
 	"reportdb/ingest"
+	"reportdb/service"
 	"reportdb/sqlite"
 )
 
 // countingAPI counts the queries a page makes.
 type countingAPI struct {
-	dashboard.API
+	service.Querier
 	n atomic.Int64
 }
 
-func (c *countingAPI) Query(ctx context.Context, req dashboard.Request, fn func(json.RawMessage) error) (int, error) {
+func (c *countingAPI) Query(ctx context.Context, req service.Request, fn func(json.RawMessage) error) (int, error) {
 	c.n.Add(1)
-	return c.API.Query(ctx, req, fn)
+	return c.Querier.Query(ctx, req, fn)
+}
+
+func (c *countingAPI) QueryStream(ctx context.Context, req service.Request, fn func(io.Reader) error) (int, error) {
+	c.n.Add(1)
+	return c.Querier.QueryStream(ctx, req, fn)
 }
 
 // emptyServer is the HTTP stack over an empty SQLite store, the
 // dashboard's clock at at and its queries counted.
 type emptyServer struct {
 	h   http.Handler
-	api dashboard.API
+	api service.Querier
 	q   *countingAPI
 }
 
@@ -56,10 +62,10 @@ func newEmptyServer(t *testing.T, at time.Time) *emptyServer {
 	c := ingest.NewCommitter(db, 8)
 	t.Cleanup(c.Close)
 	api := httpapi.New(httpapi.Config{}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	q := &countingAPI{API: dashboard.InProcess(api)}
-	d := dashboard.New(dashboard.Options{API: q, Unresponsive: 2 * time.Hour, Now: func() time.Time { return at },
+	q := &countingAPI{Querier: api.Queries()}
+	d := dashboard.New(dashboard.Options{Queries: q, Unresponsive: 2 * time.Hour, Now: func() time.Time { return at },
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	return &emptyServer{h: d.Wrap(api), api: dashboard.InProcess(api), q: q}
+	return &emptyServer{h: d.Wrap(api), api: api.Queries(), q: q}
 }
 
 // submit stores a wire-format v8 report, its times moved so that it ends
@@ -97,12 +103,12 @@ func readTestdata(t *testing.T, name string) []byte {
 }
 
 // hashOf is the hash of certname's newest report.
-func hashOf(t *testing.T, api dashboard.API, certname string) string {
+func hashOf(t *testing.T, api service.Querier, certname string) string {
 	t.Helper()
 	var hash string
-	_, err := api.Query(context.Background(), dashboard.Request{Query: []any{"from", "reports",
+	_, err := api.Query(context.Background(), service.Request{Query: []any{"from", "reports",
 		[]any{"extract", []any{"hash"}, []any{"=", "certname", certname}}},
-		OrderBy: []dashboard.Order{{Field: "producer_timestamp", Order: "desc"}}, Limit: 1},
+		OrderBy: []service.Order{{Field: "producer_timestamp", Order: "desc"}}, Limit: 1},
 		func(r json.RawMessage) error {
 			var m struct{ Hash string }
 			err := json.Unmarshal(r, &m)
@@ -151,8 +157,8 @@ func TestNodesListLatestCounts(t *testing.T) {
 		Certname string  `json:"certname"`
 		Hash     *string `json:"latest_report_hash"`
 	}
-	if _, err := s.api.Query(context.Background(), dashboard.Request{Query: []any{"from", "nodes",
-		[]any{"extract", []any{"certname", "latest_report_hash"}}}, OrderBy: []dashboard.Order{{Field: "certname", Order: "asc"}}},
+	if _, err := s.api.Query(context.Background(), service.Request{Query: []any{"from", "nodes",
+		[]any{"extract", []any{"certname", "latest_report_hash"}}}, OrderBy: []service.Order{{Field: "certname", Order: "asc"}}},
 		func(r json.RawMessage) error {
 			var n struct {
 				Certname string  `json:"certname"`
@@ -170,7 +176,7 @@ func TestNodesListLatestCounts(t *testing.T) {
 		if n.Hash == nil {
 			continue
 		}
-		reps, _ := s.rows(t, dashboard.Request{Query: []any{"from", "reports", []any{"extract", []any{"metrics"}, []any{"=", "hash", *n.Hash}}}})
+		reps, _ := s.rows(t, service.Request{Query: []any{"from", "reports", []any{"extract", []any{"metrics"}, []any{"=", "hash", *n.Hash}}}})
 		want := map[string]string{"failed": "0", "changed": "0", "noop": "0", "runtime": ""}
 		for _, m := range reps[0]["metrics"].(map[string]any)["data"].([]any) {
 			mm := m.(map[string]any)

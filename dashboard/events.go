@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"reportdb/service"
 )
 
 const eventsPageSize = 50
@@ -168,7 +170,7 @@ func (d *Dashboard) events(w http.ResponseWriter, r *http.Request) {
 	pql := f.PQL(eventFields, eventsPageSize, (page-1)*eventsPageSize)
 	data.PQL = pql
 	// the AST as PuppetDB's own parser reads the PQL (ast_only)
-	if _, err := d.o.API.Query(ctx, Request{Query: pql, ASTOnly: true}, func(row json.RawMessage) error {
+	if _, err := d.o.Queries.Query(ctx, service.Request{Query: pql, ASTOnly: true}, func(row json.RawMessage) error {
 		var b bytes.Buffer
 		if err := json.Compact(&b, row); err != nil {
 			return err
@@ -185,14 +187,14 @@ func (d *Dashboard) events(w http.ResponseWriter, r *http.Request) {
 	// no include_total: counting every matching event (1.5 million at
 	// 10,000 nodes) costs a second; one probe row past the page tells
 	// whether there is a next page
-	rows, _, err := queryAll[eventRow](ctx, d.o.API, Request{Query: pql})
+	rows, _, err := queryAll[eventRow](ctx, d.o.Queries, service.Request{Query: pql})
 	if err != nil {
 		d.fail(w, r, 500, err)
 		return
 	}
 	more := false
 	if len(rows) == eventsPageSize {
-		probe, _, err := queryAll[eventRow](ctx, d.o.API, Request{Query: f.PQL(eventFields, eventsPageSize, page*eventsPageSize)})
+		probe, _, err := queryAll[eventRow](ctx, d.o.Queries, service.Request{Query: f.PQL(eventFields, eventsPageSize, page*eventsPageSize)})
 		if err != nil {
 			d.fail(w, r, 500, err)
 			return
@@ -258,7 +260,7 @@ func (d *Dashboard) resource(w http.ResponseWriter, r *http.Request) {
 		Status   string `json:"status"`
 		Max      string `json:"max"`
 	}
-	gs, _, err := queryAll[grp](ctx, d.o.API, Request{Query: from("events",
+	gs, _, err := queryAll[grp](ctx, d.o.Queries, service.Request{Query: from("events",
 		[]any{count(), []any{"function", "max", "timestamp"}, "certname", "status"}, filter, "certname", "status")})
 	if err != nil {
 		d.fail(w, r, 500, err)
@@ -309,8 +311,8 @@ func (d *Dashboard) resource(w http.ResponseWriter, r *http.Request) {
 		data.EventsLink = link(Prefix+"events", "type", typ, "title", title, "since", since)
 		windowed := and(filter, []any{">=", "timestamp", since})
 		fields := []any{"certname", "report", "timestamp", "status", "property", "old_value", "new_value", "message", "file", "line", "containment_path"}
-		order := []Order{{"timestamp", "desc"}, {"certname", "asc"}, {"property", "asc"}}
-		evs, _, err = queryAll[eventRow](ctx, d.o.API, Request{Query: from("events", fields, windowed),
+		order := []service.Order{{Field: "timestamp", Order: "desc"}, {Field: "certname", Order: "asc"}, {Field: "property", Order: "asc"}}
+		evs, _, err = queryAll[eventRow](ctx, d.o.Queries, service.Request{Query: from("events", fields, windowed),
 			OrderBy: order, Limit: eventsPageSize, Offset: (page - 1) * eventsPageSize})
 		if err != nil {
 			d.fail(w, r, 500, err)
@@ -321,7 +323,7 @@ func (d *Dashboard) resource(w http.ResponseWriter, r *http.Request) {
 		type cnt struct {
 			Count int `json:"count"`
 		}
-		cs, _, err := queryAll[cnt](ctx, d.o.API, Request{Query: from("events", []any{count()}, windowed)})
+		cs, _, err := queryAll[cnt](ctx, d.o.Queries, service.Request{Query: from("events", []any{count()}, windowed)})
 		if err != nil {
 			d.fail(w, r, 500, err)
 			return

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"reportdb/dashboard"
 	"reportdb/internal/testcorpus"
+	"reportdb/service"
 )
 
 // payloads would run script, add elements or change the title if a page
@@ -91,9 +91,9 @@ func TestHostileReport(t *testing.T) {
 	if rec.Code != 200 {
 		t.Fatalf("submitting the hostile report: %d %s", rec.Code, rec.Body)
 	}
-	reps, _ := s.rows(t, dashboard.Request{Query: []any{"from", "reports", []any{"extract", []any{"hash"}, []any{"=", "certname", "hostile.example.com"}}}})
+	reps, _ := s.rows(t, service.Request{Query: []any{"from", "reports", []any{"extract", []any{"hash"}, []any{"=", "certname", "hostile.example.com"}}}})
 	hash := reps[0]["hash"].(string)
-	evs, _ := s.rows(t, dashboard.Request{Query: []any{"from", "events", []any{"extract", []any{"resource_type", "resource_title"}, []any{"=", "report", hash}}}})
+	evs, _ := s.rows(t, service.Request{Query: []any{"from", "events", []any{"extract", []any{"resource_type", "resource_title"}, []any{"=", "report", hash}}}})
 
 	b := newBrowser(t)
 	check := func(page string, mustShow ...string) {

@@ -18,6 +18,7 @@ import (
 	"reportdb/fleet"
 	"reportdb/httpapi"
 	"reportdb/ingest"
+	"reportdb/service"
 	"reportdb/sqlite"
 )
 
@@ -26,7 +27,7 @@ import (
 // store at hand for expiry, which retention runs.
 type lifecycleServer struct {
 	h   http.Handler
-	api dashboard.API
+	api service.Querier
 	db  *sqlite.DB
 	tr  *fleet.Tracker
 }
@@ -44,9 +45,9 @@ func newLifecycleServer(t *testing.T, at time.Time) *lifecycleServer {
 	tr := fleet.New(2*time.Hour, clock)
 	c.OnStored = tr.Observe
 	api := httpapi.New(httpapi.Config{OnDeactivated: tr.Forget}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	d := dashboard.New(dashboard.Options{API: dashboard.InProcess(api), Unresponsive: 2 * time.Hour, Fleet: tr, Now: clock,
+	d := dashboard.New(dashboard.Options{Queries: api.Queries(), Unresponsive: 2 * time.Hour, Fleet: tr, Now: clock,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	return &lifecycleServer{h: d.Wrap(api), api: dashboard.InProcess(api), db: db, tr: tr}
+	return &lifecycleServer{h: d.Wrap(api), api: api.Queries(), db: db, tr: tr}
 }
 
 // deactivate sends PuppetDB's "deactivate node" command (version 3, as
@@ -275,7 +276,7 @@ func TestEventFilterNodeState(t *testing.T) {
 	s := newEmptyServer(t, now)
 	f := dashboard.EventFilter{Node: `a"b.example.com`, Status: "failure"}
 	var got []any
-	if _, err := s.api.Query(context.Background(), dashboard.Request{Query: f.PQL([]string{"certname"}, 0, 0), ASTOnly: true},
+	if _, err := s.api.Query(context.Background(), service.Request{Query: f.PQL([]string{"certname"}, 0, 0), ASTOnly: true},
 		func(r json.RawMessage) error { return json.Unmarshal(r, &got) }); err != nil {
 		t.Fatal(err)
 	}

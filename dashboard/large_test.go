@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"reportdb/dashboard"
 	"reportdb/internal/testcorpus"
+	"reportdb/service"
 )
 
 // largeReport is a corpus report with n logs of msgBytes-byte messages and
@@ -63,7 +63,7 @@ func TestLargeReportPage(t *testing.T) {
 	if rec.Code != 200 {
 		t.Fatalf("submitting the report: %d %s", rec.Code, rec.Body)
 	}
-	reps, _ := s.rows(t, dashboard.Request{Query: []any{"from", "reports", []any{"extract", []any{"hash"}, []any{"=", "certname", "large.example.com"}}}})
+	reps, _ := s.rows(t, service.Request{Query: []any{"from", "reports", []any{"extract", []any{"hash"}, []any{"=", "certname", "large.example.com"}}}})
 	hash := reps[0]["hash"].(string)
 
 	var before, after runtime.MemStats

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+
+	"reportdb/service"
 )
 
 const reportsPageSize = 50
@@ -75,7 +77,7 @@ func (d *Dashboard) node(w http.ResponseWriter, r *http.Request) {
 	// node_state any here and in every query of the page: the root
 	// endpoint leaves a deactivated or expired node out otherwise, and its
 	// page would be "no node"
-	nodes, _, err := queryAll[nodeRow](ctx, d.o.API, Request{Query: from("nodes", nodeFields,
+	nodes, _, err := queryAll[nodeRow](ctx, d.o.Queries, service.Request{Query: from("nodes", nodeFields,
 		[]any{"and", []any{"=", "certname", certname}, anyNode})})
 	if err != nil {
 		d.fail(w, r, 500, err)
@@ -90,9 +92,9 @@ func (d *Dashboard) node(w http.ResponseWriter, r *http.Request) {
 		LatestStatus: n.shownStatus(d.o.Now().Add(-d.o.Unresponsive))}
 	data.Inactive, data.InactiveSince = n.inactivity()
 	byNode := []any{"and", []any{"=", "certname", certname}, anyNode}
-	rows, total, err := queryAll[reportRow](ctx, d.o.API, Request{Query: from("reports",
+	rows, total, err := queryAll[reportRow](ctx, d.o.Queries, service.Request{Query: from("reports",
 		[]any{"hash", "status", "end_time", "producer_timestamp", "environment", "noop", "noop_pending", "configuration_version", "metrics"},
-		byNode), OrderBy: []Order{{"producer_timestamp", "desc"}}, Limit: reportsPageSize, Offset: (page - 1) * reportsPageSize, Total: true})
+		byNode), OrderBy: []service.Order{{Field: "producer_timestamp", Order: "desc"}}, Limit: reportsPageSize, Offset: (page - 1) * reportsPageSize, Total: true})
 	if err != nil {
 		d.fail(w, r, 500, err)
 		return
@@ -113,8 +115,8 @@ func (d *Dashboard) node(w http.ResponseWriter, r *http.Request) {
 		Status *string `json:"status"`
 		T      string  `json:"producer_timestamp"`
 	}
-	tls, _, err := queryAll[tl](ctx, d.o.API, Request{Query: from("reports", []any{"hash", "status", "producer_timestamp"}, byNode),
-		OrderBy: []Order{{"producer_timestamp", "desc"}}, Limit: 100})
+	tls, _, err := queryAll[tl](ctx, d.o.Queries, service.Request{Query: from("reports", []any{"hash", "status", "producer_timestamp"}, byNode),
+		OrderBy: []service.Order{{Field: "producer_timestamp", Order: "desc"}}, Limit: 100})
 	if err != nil {
 		d.fail(w, r, 500, err)
 		return
@@ -146,7 +148,7 @@ func (d *Dashboard) node(w http.ResponseWriter, r *http.Request) {
 		var evs []grp
 		// (and filtered here: a status filter made SQLite prefer its
 		// status index, 0.7 s against 60 ms)
-		evs, _, err = queryAll[grp](ctx, d.o.API, Request{Query: from("events",
+		evs, _, err = queryAll[grp](ctx, d.o.Queries, service.Request{Query: from("events",
 			[]any{"resource_type", "resource_title", "status"}, []any{"and", []any{"in", "report", []any{"array", hashes}}, anyNode})})
 		for _, e := range evs {
 			if e.Status == "success" || e.Status == "failure" {

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"reportdb/service"
 )
 
 // nodesPageSize is the default of the nodes page's n (rows per page);
@@ -159,9 +161,9 @@ func (d *Dashboard) nodes(w http.ResponseWriter, r *http.Request) {
 		stateFilter = []any{"=", "node_state", data.State}
 	}
 	ctx := r.Context()
-	orders := []Order{{field, data.Order}}
+	orders := []service.Order{{Field: field, Order: data.Order}}
 	if field != "certname" {
-		orders = append(orders, Order{"certname", "asc"})
+		orders = append(orders, service.Order{Field: "certname", Order: "asc"})
 	}
 	// without a certname filter the fleet state knows the total: the API
 	// need not count the nodes (half the page's time at 10,000 nodes). It
@@ -180,7 +182,7 @@ func (d *Dashboard) nodes(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	rows, apiTotal, err := queryAll[nodeRow](ctx, d.o.API, Request{Query: from("nodes", nodeFields,
+	rows, apiTotal, err := queryAll[nodeRow](ctx, d.o.Queries, service.Request{Query: from("nodes", nodeFields,
 		and(sf, envFilter, nameFilter, stateFilter)), OrderBy: orders, Limit: size, Offset: (page - 1) * size, Total: !known})
 	if err != nil {
 		d.fail(w, r, 500, err)
@@ -201,7 +203,7 @@ func (d *Dashboard) nodes(w http.ResponseWriter, r *http.Request) {
 	type env struct {
 		Name string `json:"name"`
 	}
-	envs, _, err := queryAll[env](ctx, d.o.API, Request{Query: []any{"from", "environments"}})
+	envs, _, err := queryAll[env](ctx, d.o.Queries, service.Request{Query: []any{"from", "environments"}})
 	if err != nil {
 		d.fail(w, r, 500, err)
 		return
@@ -255,7 +257,7 @@ func (d *Dashboard) latestCounts(ctx context.Context, rows []nodeRow) error {
 	}
 	// node_state any: the rows may be inactive nodes (state=inactive or
 	// any), whose reports the root endpoint leaves out otherwise
-	reps, _, err := queryAll[rep](ctx, d.o.API, Request{Query: from("reports", []any{"hash", "metrics"},
+	reps, _, err := queryAll[rep](ctx, d.o.Queries, service.Request{Query: from("reports", []any{"hash", "metrics"},
 		[]any{"and", []any{"in", "hash", []any{"array", hashes}}, anyNode})})
 	if err != nil {
 		return err

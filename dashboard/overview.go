@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"sort"
 	"time"
+
+	"reportdb/fleet"
+	"reportdb/service"
 )
 
 // envRow is one environment's nodes by status on the overview.
@@ -79,7 +82,7 @@ func (d *Dashboard) nodeCounts(ctx context.Context, cutoff time.Time) (map[strin
 		NoopPending *bool   `json:"latest_report_noop_pending"`
 	}
 	c := isoTime(cutoff)
-	rows, _, err := queryAll[grp](ctx, d.o.API, Request{Query: from("nodes",
+	rows, _, err := queryAll[grp](ctx, d.o.Queries, service.Request{Query: from("nodes",
 		[]any{count(), "report_environment", "latest_report_status", "latest_report_noop_pending"},
 		[]any{">=", "report_timestamp", c},
 		"report_environment", "latest_report_status", "latest_report_noop_pending")})
@@ -91,7 +94,7 @@ func (d *Dashboard) nodeCounts(ctx context.Context, cutoff time.Time) (map[strin
 		add(nodeStatus(g.Status, g.NoopPending, &ts, cutoff), str(g.Environment), g.Count)
 	}
 	unresp, _ := statusFilter("unresponsive", cutoff)
-	rows, _, err = queryAll[grp](ctx, d.o.API, Request{Query: from("nodes",
+	rows, _, err = queryAll[grp](ctx, d.o.Queries, service.Request{Query: from("nodes",
 		[]any{count(), "report_environment"}, unresp, "report_environment")})
 	if err != nil {
 		return nil, err
@@ -108,8 +111,8 @@ func (d *Dashboard) newestReport(ctx context.Context, order string) (string, err
 	type row struct {
 		T string `json:"producer_timestamp"`
 	}
-	rows, _, err := queryAll[row](ctx, d.o.API, Request{Query: from("reports", []any{"producer_timestamp"}, nil),
-		OrderBy: []Order{{"producer_timestamp", order}}, Limit: 1})
+	rows, _, err := queryAll[row](ctx, d.o.Queries, service.Request{Query: from("reports", []any{"producer_timestamp"}, nil),
+		OrderBy: []service.Order{{Field: "producer_timestamp", Order: order}}, Limit: 1})
 	if err != nil || len(rows) == 0 {
 		return "", err
 	}
@@ -158,7 +161,7 @@ func (d *Dashboard) overviewData(ctx context.Context) (*overviewData, error) {
 	type cnt struct {
 		Count int `json:"count"`
 	}
-	inactive, _, err := queryAll[cnt](ctx, d.o.API, Request{Query: from("nodes", []any{count()},
+	inactive, _, err := queryAll[cnt](ctx, d.o.Queries, service.Request{Query: from("nodes", []any{count()},
 		[]any{"=", "node_state", "inactive"})})
 	if err != nil {
 		return nil, err
@@ -223,10 +226,10 @@ func (d *Dashboard) overviewData(ctx context.Context) (*overviewData, error) {
 		Title     string  `json:"resource_title"`
 		Message   *string `json:"message"`
 	}
-	evs, _, err := queryAll[ev](ctx, d.o.API, Request{Query: from("events",
+	evs, _, err := queryAll[ev](ctx, d.o.Queries, service.Request{Query: from("events",
 		[]any{"certname", "report", "timestamp", "resource_type", "resource_title", "message"},
 		[]any{"and", []any{"=", "status", "failure"}, []any{">=", "timestamp", data.FailingSince}}),
-		OrderBy: []Order{{"timestamp", "desc"}}, Limit: 10})
+		OrderBy: []service.Order{{Field: "timestamp", Order: "desc"}}, Limit: 10})
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +242,7 @@ func (d *Dashboard) overviewData(ctx context.Context) (*overviewData, error) {
 
 // failing returns the resources with the most failure events in
 // [start, end).
-func (d *Dashboard) failing(ctx context.Context, start, end time.Time, limit int) ([]FailingResource, error) {
+func (d *Dashboard) failing(ctx context.Context, start, end time.Time, limit int) ([]fleet.FailingResource, error) {
 	if d.o.Fleet != nil && d.o.Fleet.Ready() {
 		return d.o.Fleet.Failing(start, end, limit), nil
 	}
@@ -249,18 +252,18 @@ func (d *Dashboard) failing(ctx context.Context, start, end time.Time, limit int
 		Title string `json:"resource_title"`
 	}
 	// every node's, as the fleet state counts them (see hourBuckets)
-	frs, _, err := queryAll[fr](ctx, d.o.API, Request{Query: from("events",
+	frs, _, err := queryAll[fr](ctx, d.o.Queries, service.Request{Query: from("events",
 		[]any{count(), "resource_type", "resource_title"},
 		[]any{"and", []any{"=", "status", "failure"}, []any{">=", "timestamp", isoTime(start)}, []any{"<", "timestamp", isoTime(end)}, anyNode},
 		"resource_type", "resource_title")})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]FailingResource, len(frs))
+	out := make([]fleet.FailingResource, len(frs))
 	for i, f := range frs {
-		out[i] = FailingResource{Type: f.Type, Title: f.Title, Count: f.Count}
+		out[i] = fleet.FailingResource{Type: f.Type, Title: f.Title, Count: f.Count}
 	}
-	SortFailing(out)
+	fleet.SortFailing(out)
 	return out[:min(limit, len(out))], nil
 }
 
@@ -280,7 +283,7 @@ func (d *Dashboard) hourBuckets(ctx context.Context, filter any, start, end time
 	// counts them: the history of the reports stored, which the rollups
 	// answer (the implicit "active nodes only" would make this read every
 	// report of the window as soon as one node is inactive)
-	rows, _, err := queryAll[grp](ctx, d.o.API, Request{Query: from("reports",
+	rows, _, err := queryAll[grp](ctx, d.o.Queries, service.Request{Query: from("reports",
 		[]any{count(), "status", hour},
 		and([]any{">=", "producer_timestamp", isoTime(start)}, []any{"<", "producer_timestamp", isoTime(end)}, filter, anyNode),
 		"status", hour)})

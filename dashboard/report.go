@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"reportdb/service"
 )
 
 var hashPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
@@ -257,7 +258,7 @@ func (d *Dashboard) report(w http.ResponseWriter, r *http.Request) {
 		ReportFormat    int     `json:"report_format"`
 	}
 	var x rep
-	docs, found, err := readReport(ctx, d.o.API, hash, &x)
+	docs, found, err := readReport(ctx, d.o.Queries, hash, &x)
 	if err != nil {
 		d.fail(w, r, 500, err)
 		return
@@ -293,10 +294,10 @@ func (d *Dashboard) report(w http.ResponseWriter, r *http.Request) {
 	data.Command = runCommand(x.Type, data.Metrics["time"], docs.metricsTotal <= len(docs.metrics))
 	data.timeBreakdown(data.Metrics["time"])
 
-	evs, evTotal, err := queryAll[eventRow](ctx, d.o.API, Request{Query: from("events",
+	evs, evTotal, err := queryAll[eventRow](ctx, d.o.Queries, service.Request{Query: from("events",
 		[]any{"status", "timestamp", "resource_type", "resource_title", "property", "old_value", "new_value", "message",
 			"file", "line", "containment_path", "containing_class"},
-		[]any{"and", []any{"=", "report", hash}, anyNode}), OrderBy: []Order{{"timestamp", "asc"}, {"resource_type", "asc"}, {"resource_title", "asc"}, {"property", "asc"}},
+		[]any{"and", []any{"=", "report", hash}, anyNode}), OrderBy: []service.Order{{Field: "timestamp", Order: "asc"}, {Field: "resource_type", Order: "asc"}, {Field: "resource_title", Order: "asc"}, {Field: "property", Order: "asc"}},
 		Limit: maxReportRows, Total: true})
 	if err != nil {
 		d.fail(w, r, 500, err)
@@ -336,12 +337,12 @@ type metricEntry struct {
 
 // readReport reads the report hash into x (its fields but logs and
 // metrics), keeping of its logs and metrics the first maxReportRows and
-// of each log message maxShownText bytes. With a Streamer API the answer
-// is read as it is written, so that a report of hundreds of megabytes of
-// logs costs the page about what it shows.
-func readReport(ctx context.Context, api API, hash string, x any) (reportDocs, bool, error) {
+// of each log message maxShownText bytes. The answer is read as it is
+// encoded, so that a report of hundreds of megabytes of logs costs the
+// page about what it shows.
+func readReport(ctx context.Context, q service.Querier, hash string, x any) (reportDocs, bool, error) {
 	var docs reportDocs
-	req := Request{Query: from("reports",
+	req := service.Request{Query: from("reports",
 		[]any{"certname", "status", "environment", "configuration_version", "puppet_version", "start_time", "end_time",
 			"producer_timestamp", "receive_time", "transaction_uuid", "catalog_uuid", "cached_catalog_status", "code_id",
 			"job_id", "type", "producer", "noop", "noop_pending", "report_format", "metrics", "logs"},
@@ -411,17 +412,7 @@ func readReport(ctx context.Context, api API, hash string, x any) (reportDocs, b
 		}
 		return json.Unmarshal(b, x)
 	}
-	var err error
-	if s, ok := api.(Streamer); ok {
-		_, err = s.QueryStream(ctx, req, read)
-	} else {
-		_, err = api.Query(ctx, req, func(row json.RawMessage) error {
-			if found {
-				return nil
-			}
-			return read(bytes.NewReader(append(append([]byte{'['}, row...), ']')))
-		})
-	}
+	_, err := q.QueryStream(ctx, req, read)
 	return docs, found, err
 }
 

@@ -1,7 +1,7 @@
 // Package fleet keeps the health of the fleet (each node's latest report:
 // status, environment, time, failed and changed resources) in memory and
 // exports it as Prometheus series. The state is loaded through the query
-// API at start-up and every refresh interval (reports stored by other
+// service at start-up and every refresh interval (reports stored by other
 // instances, retention), and updated by every report this instance stores
 // (ingest.Committer.OnStored), so that a scrape never reads the database:
 // it walks one map. Like PuppetDB's queries, it holds active nodes only:
@@ -19,8 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"reportdb"
-	"reportdb/dashboard"
 	"reportdb/jsonv"
+	"reportdb/service"
 )
 
 // node is one node's latest report.
@@ -409,17 +409,17 @@ func (s *jsonScan) value(depth int) bool {
 	}
 }
 
-// Load replaces the state with the database's, through the query API:
+// Load replaces the state with the database's, through the query service:
 // the nodes' latest reports and the resources with failure and success
 // events in them. Reports observed while it ran are kept when newer.
-func (t *Tracker) Load(ctx context.Context, api dashboard.API) error {
-	return t.load(ctx, api, true)
+func (t *Tracker) Load(ctx context.Context, q service.Querier) error {
+	return t.load(ctx, q, true)
 }
 
 // load reloads the nodes' latest reports, and the hourly counts when
 // withHours (Run does that hourly: they follow this instance's reports in
 // between, and the reload brings those of other instances and retention).
-func (t *Tracker) load(ctx context.Context, api dashboard.API, withHours bool) error {
+func (t *Tracker) load(ctx context.Context, q service.Querier, withHours bool) error {
 	started := time.Now().UnixNano()
 	// hourly counts: the rollups' as each query saw them, plus what this
 	// instance stored after it began (kept in t.recent meanwhile)
@@ -436,7 +436,7 @@ func (t *Tracker) load(ctx context.Context, api dashboard.API, withHours bool) e
 	var hours *hoursLoad
 	var err error
 	if withHours {
-		if hours, err = loadHours(ctx, api); err != nil {
+		if hours, err = loadHours(ctx, q); err != nil {
 			return err
 		}
 	}
@@ -456,7 +456,7 @@ func (t *Tracker) load(ctx context.Context, api dashboard.API, withHours bool) e
 		}
 		return tm.UnixMilli()
 	}
-	_, err = api.Query(ctx, dashboard.Request{Query: []any{"from", "reports", []any{"extract",
+	_, err = q.Query(ctx, service.Request{Query: []any{"from", "reports", []any{"extract",
 		[]any{"certname", "environment", "status", "noop_pending", "end_time", "producer_timestamp"},
 		[]any{"=", "latest_report?", true}}}}, func(row json.RawMessage) error {
 		var r rep
@@ -477,7 +477,7 @@ func (t *Tracker) load(ctx context.Context, api dashboard.API, withHours bool) e
 		return err
 	}
 	// nodes without a report (retention deleted it): unresponsive
-	_, err = api.Query(ctx, dashboard.Request{Query: []any{"from", "nodes", []any{"extract", []any{"certname"},
+	_, err = q.Query(ctx, service.Request{Query: []any{"from", "nodes", []any{"extract", []any{"certname"},
 		[]any{"null?", "latest_report_hash", true}}}}, func(row json.RawMessage) error {
 		var r struct {
 			Certname string `json:"certname"`
@@ -494,7 +494,7 @@ func (t *Tracker) load(ctx context.Context, api dashboard.API, withHours bool) e
 		return err
 	}
 	// distinct resources with failure/success events in the latest reports
-	_, err = api.Query(ctx, dashboard.Request{Query: []any{"from", "events", []any{"extract",
+	_, err = q.Query(ctx, service.Request{Query: []any{"from", "events", []any{"extract",
 		[]any{[]any{"function", "count"}, "certname", "status", "resource_type", "resource_title"},
 		[]any{"and", []any{"=", "latest_report?", true}, []any{"in", "status", []any{"array", []any{"success", "failure"}}}},
 		[]any{"group_by", "certname", "status", "resource_type", "resource_title"}}}}, func(row json.RawMessage) error {
@@ -520,7 +520,7 @@ func (t *Tracker) load(ctx context.Context, api dashboard.API, withHours bool) e
 	// the inactive nodes (the queries above leave them out, as PuppetDB's
 	// root endpoint does)
 	inactive := map[string]inactiveNode{}
-	_, err = api.Query(ctx, dashboard.Request{Query: []any{"from", "nodes", []any{"extract",
+	_, err = q.Query(ctx, service.Request{Query: []any{"from", "nodes", []any{"extract",
 		[]any{"certname", "deactivated", "expired"}, []any{"=", "node_state", "inactive"}}}}, func(row json.RawMessage) error {
 		var r struct {
 			Certname    string  `json:"certname"`
@@ -590,12 +590,12 @@ const HoursRefresh = time.Hour
 
 // Run loads the state now and then every interval until ctx ends; errors
 // are passed to onErr (the state stays as it was).
-func (t *Tracker) Run(ctx context.Context, api dashboard.API, interval time.Duration, onErr func(error)) {
+func (t *Tracker) Run(ctx context.Context, q service.Querier, interval time.Duration, onErr func(error)) {
 	for {
 		t.mu.Lock()
 		withHours := t.hoursAt.IsZero() || time.Since(t.hoursAt) >= HoursRefresh
 		t.mu.Unlock()
-		if err := t.load(ctx, api, withHours); err != nil && ctx.Err() == nil && onErr != nil {
+		if err := t.load(ctx, q, withHours); err != nil && ctx.Err() == nil && onErr != nil {
 			onErr(err)
 		}
 		select {

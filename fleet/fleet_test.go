@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -18,12 +17,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"reportdb"
-	"reportdb/dashboard"
 	"reportdb/fleet"
 	"reportdb/httpapi"
 	"reportdb/ingest"
 	"reportdb/internal/benchfleet"
 	"reportdb/internal/conformance"
+	"reportdb/service"
 	"reportdb/sqlite"
 )
 
@@ -33,7 +32,7 @@ var now = time.Date(2025, 1, 11, 9, 0, 0, 0, time.UTC)
 
 const unresponsive = 48 * time.Hour
 
-func corpusServer(t *testing.T, tr *fleet.Tracker) http.Handler {
+func corpusServer(t *testing.T, tr *fleet.Tracker) *httpapi.Server {
 	db, err := sqlite.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -47,10 +46,10 @@ func corpusServer(t *testing.T, tr *fleet.Tracker) http.Handler {
 	return h
 }
 
-func rows(t *testing.T, api dashboard.API, q any) []map[string]any {
+func rows(t *testing.T, api service.Querier, q any) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	if _, err := api.Query(context.Background(), dashboard.Request{Query: q}, func(r json.RawMessage) error {
+	if _, err := api.Query(context.Background(), service.Request{Query: q}, func(r json.RawMessage) error {
 		var m map[string]any
 		if err := json.Unmarshal(r, &m); err != nil {
 			return err
@@ -64,7 +63,7 @@ func rows(t *testing.T, api dashboard.API, q any) []map[string]any {
 }
 
 // expected computes the fleet series from the API's answers.
-func expected(t *testing.T, api dashboard.API) (nodes map[[2]string]int, failed, changed map[string]int, age float64) {
+func expected(t *testing.T, api service.Querier) (nodes map[[2]string]int, failed, changed map[string]int, age float64) {
 	nodes, failed, changed = map[[2]string]int{}, map[string]int{}, map[string]int{}
 	cutoff := now.Add(-unresponsive)
 	env := map[string]string{}
@@ -112,7 +111,7 @@ func expected(t *testing.T, api dashboard.API) (nodes map[[2]string]int, failed,
 func TestFleetSeriesMatchTheAPI(t *testing.T) {
 	tr := fleet.New(unresponsive, func() time.Time { return now })
 	h := corpusServer(t, tr)
-	api := dashboard.InProcess(h)
+	api := h.Queries()
 	wantNodes, wantFailed, wantChanged, wantAge := expected(t, api)
 
 	check := func(name string, tr *fleet.Tracker) {
@@ -242,7 +241,7 @@ func TestFleetSeriesMatchTheAPI(t *testing.T) {
 // status") and the failure events per resource ("Type[title]") with
 // queries the rollups do not cover (a filter on a field they do not keep),
 // so that the answers come from the tables.
-func scannedHours(t *testing.T, api dashboard.API) (hours, failing map[string]int) {
+func scannedHours(t *testing.T, api service.Querier) (hours, failing map[string]int) {
 	t.Helper()
 	hourFn := []any{"function", "to_string", "producer_timestamp", "YYYY-MM-DD HH24"}
 	hours, failing = map[string]int{}, map[string]int{}
@@ -279,12 +278,12 @@ func trackedHours(tr *fleet.Tracker, start, end time.Time) (hours, failing map[s
 // queries of a load has answered: while the load runs, after the query's
 // snapshot.
 type midLoad struct {
-	dashboard.API
+	service.Querier
 	after func(q string)
 }
 
-func (m midLoad) Query(ctx context.Context, r dashboard.Request, row func(json.RawMessage) error) (int, error) {
-	n, err := m.API.Query(ctx, r, row)
+func (m midLoad) Query(ctx context.Context, r service.Request, row func(json.RawMessage) error) (int, error) {
+	n, err := m.Querier.Query(ctx, r, row)
 	if q, _ := json.Marshal(r.Query); err == nil && strings.Contains(string(q), "HH24") {
 		m.after(string(q))
 	}
@@ -324,7 +323,7 @@ func TestHourlyCountsStoredDuringLoad(t *testing.T) {
 	// after each hourly query, a third of the reports more
 	rest := reports[third:]
 	calls := 0
-	api := midLoad{dashboard.InProcess(h), func(string) {
+	api := midLoad{h.Queries(), func(string) {
 		calls++
 		submit(rest[:third])
 		rest = rest[third:]
@@ -337,7 +336,7 @@ func TestHourlyCountsStoredDuringLoad(t *testing.T) {
 	if calls != 2 || len(rest) != 0 {
 		t.Fatalf("%d hourly queries, %d reports left; want 2 and 0", calls, len(rest))
 	}
-	wantHours, wantFailing := scannedHours(t, dashboard.InProcess(h))
+	wantHours, wantFailing := scannedHours(t, h.Queries())
 	if len(wantFailing) == 0 {
 		t.Fatal("no failure events: the test tests nothing")
 	}

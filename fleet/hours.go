@@ -3,10 +3,11 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"sort"
 	"time"
 
 	"reportdb"
-	"reportdb/dashboard"
+	"reportdb/service"
 )
 
 // The dashboard's overview reads these from the tracker instead of
@@ -144,10 +145,10 @@ func (t *Tracker) applyRecentLocked(l *hoursLoad) {
 // anyNode is node_state "any": every node's rows (see above).
 var anyNode = []any{"=", "node_state", "any"}
 
-// loadHours reads the hourly counts through the API: reports by status
+// loadHours reads the hourly counts through the query service: reports by status
 // and hour of producer_timestamp, failure events by resource and hour of
 // their timestamp (the rollups answer both).
-func loadHours(ctx context.Context, api dashboard.API) (*hoursLoad, error) {
+func loadHours(ctx context.Context, q service.Querier) (*hoursLoad, error) {
 	out := newHours()
 	l := &hoursLoad{hours: out}
 	hourFn := func(field string) []any { return []any{"function", "to_string", field, "YYYY-MM-DD HH24"} }
@@ -159,7 +160,7 @@ func loadHours(ctx context.Context, api dashboard.API) (*hoursLoad, error) {
 		return hourOf(tm.UnixMilli()), true
 	}
 	l.reportsBegan = time.Now().UnixNano()
-	_, err := api.Query(ctx, dashboard.Request{Query: []any{"from", "reports", []any{"extract",
+	_, err := q.Query(ctx, service.Request{Query: []any{"from", "reports", []any{"extract",
 		[]any{[]any{"function", "count"}, "status", hourFn("producer_timestamp")},
 		anyNode, []any{"group_by", "status", hourFn("producer_timestamp")}}}}, func(row json.RawMessage) error {
 		var g struct {
@@ -179,7 +180,7 @@ func loadHours(ctx context.Context, api dashboard.API) (*hoursLoad, error) {
 		return nil, err
 	}
 	l.failuresBegan = time.Now().UnixNano()
-	_, err = api.Query(ctx, dashboard.Request{Query: []any{"from", "events", []any{"extract",
+	_, err = q.Query(ctx, service.Request{Query: []any{"from", "events", []any{"extract",
 		[]any{[]any{"function", "count"}, "resource_type", "resource_title", hourFn("timestamp")},
 		[]any{"and", []any{"=", "status", "failure"}, anyNode},
 		[]any{"group_by", "resource_type", "resource_title", hourFn("timestamp")}}}}, func(row json.RawMessage) error {
@@ -231,9 +232,28 @@ func (t *Tracker) HourCounts(start, end time.Time) []map[string]int {
 	return out
 }
 
+// FailingResource is a resource and its count of failure events.
+type FailingResource struct {
+	Type, Title string
+	Count       int
+}
+
+// SortFailing orders by count (most first), then type and title.
+func SortFailing(f []FailingResource) {
+	sort.Slice(f, func(i, j int) bool {
+		if f[i].Count != f[j].Count {
+			return f[i].Count > f[j].Count
+		}
+		if f[i].Type != f[j].Type {
+			return f[i].Type < f[j].Type
+		}
+		return f[i].Title < f[j].Title
+	})
+}
+
 // Failing returns the limit resources with the most failure events whose
 // timestamp is in [start, end), most first.
-func (t *Tracker) Failing(start, end time.Time, limit int) []dashboard.FailingResource {
+func (t *Tracker) Failing(start, end time.Time, limit int) []FailingResource {
 	h0, h1 := hourOf(start.UnixMilli()), hourOf(end.UnixMilli())
 	sum := map[int32]int{}
 	t.mu.Lock()
@@ -245,13 +265,13 @@ func (t *Tracker) Failing(start, end time.Time, limit int) []dashboard.FailingRe
 			sum[k] += n
 		}
 	}
-	out := make([]dashboard.FailingResource, 0, len(sum))
+	out := make([]FailingResource, 0, len(sum))
 	for k, n := range sum {
 		r := t.hours.resources[k]
-		out = append(out, dashboard.FailingResource{Type: r[0], Title: r[1], Count: n})
+		out = append(out, FailingResource{Type: r[0], Title: r[1], Count: n})
 	}
 	t.mu.Unlock()
-	dashboard.SortFailing(out)
+	SortFailing(out)
 	return out[:min(limit, len(out))]
 }
 

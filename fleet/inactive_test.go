@@ -17,18 +17,18 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"reportdb/dashboard"
 	"reportdb/fleet"
 	"reportdb/httpapi"
 	"reportdb/ingest"
 	"reportdb/internal/conformance"
+	"reportdb/service"
 	"reportdb/sqlite"
 )
 
 // lifecycleServer is corpusServer wired as serve wires it for the node
 // life cycle: the tracker observes stored reports and forgets deactivated
 // nodes. The store is returned for expiry, which retention runs.
-func lifecycleServer(t *testing.T, tr *fleet.Tracker) (http.Handler, *sqlite.DB) {
+func lifecycleServer(t *testing.T, tr *fleet.Tracker) (*httpapi.Server, *sqlite.DB) {
 	t.Helper()
 	db, err := sqlite.Open(t.TempDir())
 	if err != nil {
@@ -79,7 +79,7 @@ func storeReport(t *testing.T, h http.Handler, certname string, at time.Time, st
 
 // inactiveByAPI counts the inactive nodes as the API lists them, a node
 // both deactivated and expired as deactivated.
-func inactiveByAPI(t *testing.T, api dashboard.API) map[string]int {
+func inactiveByAPI(t *testing.T, api service.Querier) map[string]int {
 	t.Helper()
 	out := map[string]int{"deactivated": 0, "expired": 0}
 	for _, n := range rows(t, api, []any{"from", "nodes", []any{"extract", []any{"certname", "deactivated", "expired"},
@@ -142,7 +142,7 @@ func gauge(t *testing.T, tr *fleet.Tracker) map[string]int {
 func TestInactiveNodes(t *testing.T) {
 	tr := fleet.New(unresponsive, func() time.Time { return now })
 	h, db := lifecycleServer(t, tr)
-	api := dashboard.InProcess(h)
+	api := h.Queries()
 	if err := tr.Load(context.Background(), api); err != nil {
 		t.Fatal(err)
 	}
@@ -250,13 +250,13 @@ func TestInactiveNodes(t *testing.T) {
 // afterQuery is an API that runs hook once, right after the first query
 // whose JSON contains match has answered: while a load runs.
 type afterQuery struct {
-	dashboard.API
+	service.Querier
 	match string
 	hook  func()
 }
 
-func (a *afterQuery) Query(ctx context.Context, r dashboard.Request, row func(json.RawMessage) error) (int, error) {
-	n, err := a.API.Query(ctx, r, row)
+func (a *afterQuery) Query(ctx context.Context, r service.Request, row func(json.RawMessage) error) (int, error) {
+	n, err := a.Querier.Query(ctx, r, row)
 	if q, _ := json.Marshal(r.Query); err == nil && a.hook != nil && strings.Contains(string(q), a.match) {
 		a.hook()
 		a.hook = nil
@@ -271,12 +271,12 @@ func TestForgetDuringLoad(t *testing.T) {
 	tr := fleet.New(unresponsive, func() time.Time { return now })
 	h, _ := lifecycleServer(t, tr)
 	var certs []string
-	for _, n := range rows(t, dashboard.InProcess(h), []any{"from", "nodes", []any{"extract", []any{"certname"}}}) {
+	for _, n := range rows(t, h.Queries(), []any{"from", "nodes", []any{"extract", []any{"certname"}}}) {
 		certs = append(certs, n["certname"].(string))
 	}
 	sort.Strings(certs)
 	gone, back := certs[0], certs[1]
-	api := &afterQuery{API: dashboard.InProcess(h), match: "latest_report?", hook: func() {
+	api := &afterQuery{Querier: h.Queries(), match: "latest_report?", hook: func() {
 		deactivate(t, h, gone, now)
 		deactivate(t, h, back, now)
 		storeReport(t, h, back, now.Add(time.Minute), "unchanged")
@@ -284,7 +284,7 @@ func TestForgetDuringLoad(t *testing.T) {
 	if err := tr.Load(context.Background(), api); err != nil {
 		t.Fatal(err)
 	}
-	wantNodes, _, _, _ := expected(t, dashboard.InProcess(h))
+	wantNodes, _, _, _ := expected(t, h.Queries())
 	if s := tr.Snapshot(); fmt.Sprint(s.Nodes) != fmt.Sprint(wantNodes) || s.Inactive["deactivated"] != 1 {
 		t.Errorf("after a load during which %s was deactivated and %s deactivated and reported again:\n got %v inactive %v\nwant %v, 1 deactivated",
 			gone, back, s.Nodes, s.Inactive, wantNodes)

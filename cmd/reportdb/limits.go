@@ -12,6 +12,7 @@ import (
 	"reportdb/ingest"
 	"reportdb/jsonv"
 	"reportdb/metrics"
+	"reportdb/service"
 	"reportdb/spool"
 )
 
@@ -61,15 +62,15 @@ func applyHTTPLimits(srv *http.Server, cfg *serveConfig) {
 }
 
 // limitHandler applies the URL length, body budget and query concurrency
-// limits, and exposes what the body budget holds.
-func limitHandler(h http.Handler, cfg *serveConfig, m *metrics.Metrics) http.Handler {
+// (slots) limits, and exposes what the body budget holds.
+func limitHandler(h http.Handler, cfg *serveConfig, m *metrics.Metrics, slots *service.Slots) http.Handler {
 	bodies := httpapi.NewBodyBudget(cfg.MaxInflightBodyBytes, cfg.QueryQueueWait)
 	if bodies != nil {
 		m.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "reportdb_http_inflight_body_bytes",
 			Help: "Bytes of request bodies, their parse and stored documents read back, held against max-inflight-body-bytes."},
 			func() float64 { return float64(bodies.Used()) }))
 	}
-	return httpapi.Limit(h, httpapi.Limits{MaxURLBytes: cfg.MaxURLBytes, MaxConcurrentQueries: querySlots(cfg), QueueWait: cfg.QueryQueueWait,
+	return httpapi.Limit(h, httpapi.Limits{MaxURLBytes: cfg.MaxURLBytes, Slots: slots,
 		Bodies: bodies, WriteTimeout: cfg.QueryTimeout + queryWriteSlack})
 }
 

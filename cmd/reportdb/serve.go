@@ -26,6 +26,7 @@ import (
 	"reportdb/metrics"
 	"reportdb/postgres"
 	"reportdb/query"
+	"reportdb/service"
 	"reportdb/spool"
 	"reportdb/sqlite"
 	"reportdb/store"
@@ -196,9 +197,10 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 	api := httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxBodyBytes, QueryTimeout: cfg.QueryTimeout,
 		CorrectiveCounts: cfg.CorrectiveCounts, Upstream: up, PuppetDBVersion: cfg.PuppetDBVersion, OnDeactivated: fleetState.Forget}, backend, committer, log)
 
-	// the API behind its URL and query concurrency limits, which the
-	// dashboard's queries go through too
-	limited := limitHandler(api, cfg, m)
+	// the API behind its URL and query concurrency limits; the dashboard's
+	// queries take the same query slots
+	slots := service.NewSlots(querySlots(cfg), cfg.QueryQueueWait)
+	limited := limitHandler(api, cfg, m, slots)
 	// /metrics beside the API (PuppetDB clients never use that path)
 	metricsHandler := m.Handler()
 	var inner http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -209,7 +211,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 		limited.ServeHTTP(w, r)
 	})
 	if cfg.Dashboard { // /ui/ and / beside the API (PuppetDB's API uses neither)
-		inner = dashboard.New(dashboard.Options{API: dashboard.InProcess(limited), Unresponsive: cfg.Unresponsive,
+		inner = dashboard.New(dashboard.Options{Queries: service.Limit(api.Queries(), slots), Unresponsive: cfg.Unresponsive,
 			ReportTTL: cfg.ReportTTL, Fleet: fleetState, Log: log}).Wrap(inner)
 	}
 	instrument := httpapi.InstrumentOptions{Log: log, Metrics: m, SlowQuery: cfg.SlowQuery}
@@ -275,7 +277,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 	}()
 	defer func() { cancelBG(); <-counted }()
 	go compaction.Run(bg, backend)
-	go fleetState.Run(bg, dashboard.InProcess(api), fleetRefresh, func(err error) { log.Error("loading the fleet state", "err", err) })
+	go fleetState.Run(bg, api.Queries(), fleetRefresh, func(err error) { log.Error("loading the fleet state", "err", err) })
 
 	common := []any{"database", kind}
 	if kind == "sqlite" {
