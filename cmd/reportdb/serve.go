@@ -141,14 +141,12 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 		return err
 	}
 	defer backend.Close()
-	if a, ok := backend.(interface {
-		SetAnalyze(int64, float64, time.Duration)
-	}); ok {
+	if analyze := backend.Housekeeping().Analyze; analyze != nil {
 		rows := cfg.AnalyzeRows
 		if rows == 0 {
 			rows = -1 // off
 		}
-		a.SetAnalyze(rows, 0, 0) // statistics after ingest (PostgreSQL)
+		analyze(rows, 0, 0) // statistics after ingest (PostgreSQL)
 	}
 	sp, err := openSpool(cfg)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
