@@ -521,22 +521,22 @@ func (e *Engine) AggregateEventCounts(ctx context.Context, ap *query.AggregatePl
 // (explain=analyze): PostgreSQL's JSON plan, or SQLite's plan lines. For
 // a narrowed query (see narrowing), the statement of its head; for a
 // keyed one (see keying), the statement on the keys' ids.
-func (e *Engine) Explain(ctx context.Context, p *query.Plan) (any, error) {
+func (e *Engine) Explain(ctx context.Context, p *query.Plan) (any, *opt.Access, error) {
 	p, err := e.nodeStates(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d := e.b.Dialect()
 	a, narrowed, k, err := access(ctx, d, p, opt.Options{NoApart: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	built := a.Rows
 	if err := e.bindReportIDs(ctx, d, p, built); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := e.bindEventWindows(ctx, built); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var lines []any
 	err = e.b.Snapshot(ctx, func(q store.Querier) error {
@@ -594,7 +594,7 @@ func (e *Engine) Explain(ctx context.Context, p *query.Plan) (any, error) {
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var plan any = lines
 	if len(lines) == 1 {
@@ -602,7 +602,7 @@ func (e *Engine) Explain(ctx context.Context, p *query.Plan) (any, error) {
 			plan = lines[0]
 		}
 	}
-	return plan, nil
+	return plan, a, nil
 }
 
 // Exists reports whether entity e has a row whose field equals value

@@ -99,12 +99,14 @@ func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, e *query.En
 func (s *Server) execute(w http.ResponseWriter, r *http.Request, plan *query.Plan, opts *query.Options) {
 	s.checkCatalogEnvironment(r, plan)
 	if opts.Explain {
-		lines, err := s.svc.Explain(r.Context(), plan, opts)
+		lines, access, err := s.svc.Explain(r.Context(), plan, opts)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		writeCompact(w, http.StatusOK, []any{&jsonv.Object{Keys: []string{"query plan"}, Values: []any{lines}}})
+		// PuppetDB's one key, then the access path reportdb chose, which
+		// clients reading "query plan" do not see
+		writeCompact(w, http.StatusOK, []any{&jsonv.Object{Keys: []string{"query plan", "access"}, Values: []any{lines, access}}})
 		return
 	}
 	s.respond(w, r, func(send sender) error {

@@ -263,6 +263,15 @@ func TestExplain(t *testing.T) {
 	if _, ok := plan[0].(map[string]any)["Plan"]; !ok {
 		t.Fatalf("not PostgreSQL's JSON plan: %v", plan[0])
 	}
+	// the access path the optimiser chose, and why
+	if access, _ := rows[0]["access"].(string); !strings.HasPrefix(access, "scan\n") || !strings.Contains(access, "no fast path") {
+		t.Fatalf("explain access: %q", rows[0]["access"])
+	}
+	rows = getRows(t, h, "/pdb/query/v4/reports", url.Values{"order_by": {`[{"field":"end_time","order":"desc"}]`},
+		"limit": {"10"}, "explain": {"analyze"}})
+	if access, _ := rows[0]["access"].(string); !strings.HasPrefix(access, "narrowed(end_time desc)") {
+		t.Fatalf("explain access of the newest reports: %q", rows[0]["access"])
+	}
 }
 
 // TestRetentionDoesNotStallIngest: while a long transaction reads the

@@ -86,12 +86,16 @@ func (s *Service) Execute(ctx context.Context, plan *query.Plan, opts *query.Opt
 }
 
 // Explain is the database's plan of a compiled query (explain=analyze),
-// within the query's deadline.
-func (s *Service) Explain(ctx context.Context, plan *query.Plan, opts *query.Options) (any, error) {
+// within the query's deadline, and the access path the optimiser chose
+// for it (package opt), with its reasons.
+func (s *Service) Explain(ctx context.Context, plan *query.Plan, opts *query.Options) (lines any, access string, err error) {
 	ctx, cancel := Deadline(ctx, s.timeout, opts.Timeout)
 	defer cancel()
-	lines, err := s.engine.Explain(ctx, plan)
-	return lines, TimedOut(ctx, err)
+	lines, a, err := s.engine.Explain(ctx, plan)
+	if err != nil {
+		return nil, "", TimedOut(ctx, err)
+	}
+	return lines, a.Explain(), nil
 }
 
 // prepare validates and compiles req; astJSON is set instead of plan for
