@@ -3,10 +3,10 @@ package storetest
 import (
 	"context"
 	"errors"
+	"reportdb/schema/dialect"
 
 	"reportdb"
 	"reportdb/engine"
-	"reportdb/query/sqlgen"
 	"reportdb/store"
 )
 
@@ -14,14 +14,14 @@ import (
 // with no rows, recording the statements: the SQL the engine generates in
 // a dialect, without a database (the SQL goldens, the access testdata).
 type Recorder struct {
-	D     sqlgen.Dialect
+	D     dialect.Dialect
 	Stmts []store.Statement
 }
 
 var _ engine.Backend = (*Recorder)(nil)
 
 // Dialect implements engine.Backend.
-func (r *Recorder) Dialect() sqlgen.Dialect { return r.D }
+func (r *Recorder) Dialect() dialect.Dialect { return r.D }
 
 // StoreReports implements engine.Backend: it stores nothing.
 func (r *Recorder) StoreReports(context.Context, []*reportdb.Report) ([]reportdb.Outcome, []error, error) {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reportdb/schema/dialect"
 	"strings"
 	"testing"
 
@@ -15,7 +16,6 @@ import (
 	"reportdb/internal/testcorpus"
 	"reportdb/postgres"
 	"reportdb/query/opt"
-	"reportdb/query/sqlgen"
 	"reportdb/sqlite"
 	"reportdb/storetest"
 )
@@ -35,7 +35,7 @@ func TestAccessPaths(t *testing.T) {
 	}
 	for _, d := range []struct {
 		name    string
-		dialect sqlgen.Dialect
+		dialect dialect.Dialect
 	}{{"sqlite", sqlite.Dialect{}}, {"postgres", postgres.Dialect{RegexCollation: "C.utf8"}}} {
 		t.Run(d.name, func(t *testing.T) {
 			rec := &storetest.Recorder{D: d.dialect}

@@ -3,6 +3,7 @@ package opt
 import (
 	"reportdb/query"
 	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 )
 
 // ChooseCounts chooses how an event-counts plan (aggregate: an element
@@ -19,7 +20,7 @@ import (
 //     the filter selects those (latest-copies), else the reports
 //     (stored-counts);
 //   - else the events are scanned (scan).
-func ChooseCounts(d sqlgen.Dialect, p *query.CountsPlan, aggregate, total bool) (*Access, error) {
+func ChooseCounts(d dialect.Dialect, p *query.CountsPlan, aggregate, total bool) (*Access, error) {
 	a := &Access{d: d}
 	via := sqlgen.ViaRows
 	switch {

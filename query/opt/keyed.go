@@ -3,6 +3,7 @@ package opt
 import (
 	"reportdb/query"
 	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 )
 
 // keyable: a plan whose answer is made of the reports stored under a few
@@ -10,7 +11,7 @@ import (
 // page), on a backend that keeps them, reads the ids under those keys
 // first, from one index whatever the days kept, then only those reports'
 // days. The statement keeps the whole filter.
-func keyable(a *Access, caps sqlgen.Capabilities, p *query.Plan) bool {
+func keyable(a *Access, caps dialect.Capabilities, p *query.Plan) bool {
 	if caps.ReportKeys == nil {
 		return false
 	}
@@ -28,7 +29,7 @@ func keyable(a *Access, caps sqlgen.Capabilities, p *query.Plan) bool {
 // (a report older than the head's days, or an unknown hash) is answered
 // by the keyed statement, read from its day alone, where the backend
 // keeps the keys; else by the plain statement.
-func fallback(a *Access, d sqlgen.Dialect, p *query.Plan) error {
+func fallback(a *Access, d dialect.Dialect, p *query.Plan) error {
 	if a.Narrow == nil || !a.Narrow.Unique {
 		return nil
 	}

@@ -3,6 +3,7 @@ package opt
 import (
 	"reportdb/query"
 	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 )
 
 // narrowable: a plan over reports ordered by a time column, or over
@@ -15,7 +16,7 @@ import (
 // stored in one day, so when the head has rows they are all of its rows.
 // Statements over rollups or the latest reports' copies are not
 // narrowed: sqlgen is asked whether the statement takes the narrowing.
-func narrowable(a *Access, caps sqlgen.Capabilities, p *query.Plan) bool {
+func narrowable(a *Access, caps dialect.Capabilities, p *query.Plan) bool {
 	rd := caps.ReportDays
 	if rd == nil {
 		return false

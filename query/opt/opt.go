@@ -1,5 +1,5 @@
 // Package opt is reportdb's access-path optimiser: for a plan and what the
-// backend can do (sqlgen.Capabilities), it chooses how the plan's
+// backend can do (dialect.Capabilities), it chooses how the plan's
 // statements read their rows, and says why. Package sqlgen renders what
 // it chooses and package engine runs it; neither chooses.
 //
@@ -20,6 +20,7 @@ package opt
 
 import (
 	"fmt"
+	"reportdb/schema/dialect"
 	"strings"
 
 	"reportdb/query"
@@ -95,7 +96,7 @@ type Access struct {
 	// head's bound) are bound by the engine.
 	Rows, Total, Fallback *sqlgen.Built
 
-	d    sqlgen.Dialect
+	d    dialect.Dialect
 	p    *query.Plan
 	opts []sqlgen.Option // the rows statement's, but Using and Narrowed
 }
@@ -168,7 +169,7 @@ func (a *Access) reason(format string, args ...any) {
 
 // Choose chooses how plan p is read on dialect d, and renders its
 // statements.
-func Choose(d sqlgen.Dialect, p *query.Plan, o Options) (*Access, error) {
+func Choose(d dialect.Dialect, p *query.Plan, o Options) (*Access, error) {
 	a := &Access{d: d, p: p}
 	caps := d.Capabilities()
 	window(a, caps, p)

@@ -3,6 +3,7 @@ package opt
 import (
 	"reportdb/query"
 	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 )
 
 // summaries: a statement over summaries rather than rows answers the
@@ -10,7 +11,7 @@ import (
 // grouping on its dimensions and a time range), the counts stored with
 // each report (events counted by status, filtered on their reports), or
 // a grouping by a day-formatted timestamp grouped by day first.
-func summaries(a *Access, d sqlgen.Dialect, p *query.Plan) (sqlgen.Via, error) {
+func summaries(a *Access, d dialect.Dialect, p *query.Plan) (sqlgen.Via, error) {
 	if sqlgen.RollupAnswers(d, p, false) {
 		a.reason("rollup: a rollup's dimensions cover the filter and grouping")
 		return sqlgen.ViaRollup, nil
@@ -33,7 +34,7 @@ func summaries(a *Access, d sqlgen.Dialect, p *query.Plan) (sqlgen.Via, error) {
 // count: the count of a plan (include_total) is read from a rollup when
 // one covers its filter and grouping (its projection does not matter),
 // else from the rows statement's own (keyed when the rows are).
-func count(a *Access, d sqlgen.Dialect, p *query.Plan) error {
+func count(a *Access, d dialect.Dialect, p *query.Plan) error {
 	opts := a.opts[:len(a.opts):len(a.opts)]
 	if sqlgen.RollupAnswers(d, p, true) {
 		opts = append(opts, sqlgen.Using(sqlgen.ViaRollup))

@@ -1,6 +1,7 @@
 package sqlgen
 
 import (
+	"reportdb/schema/dialect"
 	"strings"
 
 	"reportdb/query"
@@ -44,7 +45,7 @@ type Apart struct {
 // on dialect d: a page of whole events (every output field, no
 // aggregate) in a given order, whose filter and order read only events,
 // that outputs some report column.
-func apartable(d Dialect, p *query.Plan) bool {
+func apartable(d dialect.Dialect, p *query.Plan) bool {
 	if d.Capabilities().IDArrays == nil {
 		return false
 	}
@@ -124,7 +125,7 @@ func EventsApart() Option { return func(b *builder) { b.eventsApartOK = true } }
 // eventsApartable reports whether plan p's rows may read their events
 // apart on dialect d: a page of whole reports (every output field, no
 // aggregate) that outputs resource_events.
-func eventsApartable(d Dialect, p *query.Plan) bool {
+func eventsApartable(d dialect.Dialect, p *query.Plan) bool {
 	if d.Capabilities().IDArrays == nil {
 		return false
 	}

@@ -2,6 +2,7 @@ package sqlgen
 
 import (
 	"math"
+	"reportdb/schema/dialect"
 	"strings"
 
 	"reportdb/query"
@@ -51,7 +52,7 @@ type distinctPlan struct {
 // coveredDistinct reports whether the distinct tables can answer p: the
 // counts of a distinct_resources window, summarised by resource and
 // counted by resource, filtered on the events' timestamp only.
-func coveredDistinct(d Dialect, p *query.CountsPlan) (*distinctPlan, bool) {
+func coveredDistinct(d dialect.Dialect, p *query.CountsPlan) (*distinctPlan, bool) {
 	if !d.Capabilities().Rollups {
 		return nil, false
 	}

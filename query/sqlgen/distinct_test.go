@@ -1,13 +1,13 @@
 package sqlgen_test
 
 import (
+	"reportdb/schema/dialect"
 	"strings"
 	"testing"
 
 	"reportdb/internal/testcorpus"
 	"reportdb/postgres"
 	"reportdb/query"
-	"reportdb/query/sqlgen"
 	"reportdb/sqlite"
 )
 
@@ -46,7 +46,7 @@ func TestDistinctCovered(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
+		for _, d := range []dialect.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
 			b, err := chosenCounts(d, p, false)
 			if err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package sqlgen
 
 import (
 	"fmt"
+	"reportdb/schema/dialect"
 	"strings"
 
 	"reportdb/query"
@@ -25,7 +26,7 @@ func countExpr(name string) string {
 
 // EventCounts renders an event-counts query. Result columns: the subject
 // columns (query.SubjectColumns), then the counts (query.CountColumns).
-func EventCounts(d Dialect, p *query.CountsPlan, opts ...Option) (*Built, error) {
+func EventCounts(d dialect.Dialect, p *query.CountsPlan, opts ...Option) (*Built, error) {
 	b := newBuilder(d, opts)
 	s, err := b.eventCounts(p, true)
 	if err != nil {
@@ -35,7 +36,7 @@ func EventCounts(d Dialect, p *query.CountsPlan, opts ...Option) (*Built, error)
 }
 
 // EventCountsTotal counts the rows of an event-counts query (X-Records).
-func EventCountsTotal(d Dialect, p *query.CountsPlan, opts ...Option) (*Built, error) {
+func EventCountsTotal(d dialect.Dialect, p *query.CountsPlan, opts ...Option) (*Built, error) {
 	b := newBuilder(d, opts)
 	s, err := b.eventCounts(p, false)
 	if err != nil {
@@ -47,7 +48,7 @@ func EventCountsTotal(d Dialect, p *query.CountsPlan, opts ...Option) (*Built, e
 // Aggregate renders one aggregate-event-counts element: how many subjects
 // have failures, skips, successes, noops (or the corrective split), and
 // how many subjects there are.
-func Aggregate(d Dialect, p *query.CountsPlan, opts ...Option) (*Built, error) {
+func Aggregate(d dialect.Dialect, p *query.CountsPlan, opts ...Option) (*Built, error) {
 	b := newBuilder(d, opts)
 	if b.via == ViaLatestRollup {
 		rest, ok := b.latestRollupSums(p)

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reportdb/schema/dialect"
 	"strings"
 	"testing"
 
 	"reportdb/internal/conformance"
 	"reportdb/internal/testcorpus"
 	"reportdb/postgres"
-	"reportdb/query/sqlgen"
 	"reportdb/sqlite"
 	"reportdb/storetest"
 )
@@ -27,7 +27,7 @@ func TestGoldenSQL(t *testing.T) {
 	cases := testcorpus.LoadCases(t)
 	for _, d := range []struct {
 		name    string
-		dialect sqlgen.Dialect
+		dialect dialect.Dialect
 	}{{"sqlite", sqlite.Dialect{}}, {"postgres", postgres.Dialect{RegexCollation: "C.utf8"}}} {
 		t.Run(d.name, func(t *testing.T) {
 			rec := &storetest.Recorder{D: d.dialect}

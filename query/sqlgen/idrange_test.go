@@ -2,6 +2,7 @@ package sqlgen_test
 
 import (
 	"math"
+	"reportdb/schema/dialect"
 	"strings"
 	"testing"
 
@@ -47,7 +48,7 @@ func TestEventTimeWindow(t *testing.T) {
 func TestBoundReportIDs(t *testing.T) {
 	d := postgres.Dialect{}
 	p := plan(t, query.Events, `["and",[">","timestamp","2025-01-08T08:00:00Z"],["=","message","m"]]`)
-	for name, render := range map[string]func(sqlgen.Dialect, *query.Plan, ...sqlgen.Option) (*sqlgen.Built, error){
+	for name, render := range map[string]func(dialect.Dialect, *query.Plan, ...sqlgen.Option) (*sqlgen.Built, error){
 		"select": sqlgen.Select, "count": sqlgen.Count} {
 		b, err := render(d, p, sqlgen.BoundReportIDs())
 		if err != nil {

@@ -1,6 +1,7 @@
 package sqlgen_test
 
 import (
+	"reportdb/schema/dialect"
 	"slices"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func TestKeyLookup(t *testing.T) {
 // without keys, is not keyed, nor on a dialect that keeps no keys.
 func TestKeyed(t *testing.T) {
 	rp := plan(t, query.Reports, `["and",["=","certname","n1"],["or",["=","hash","X"],["=","configuration_version","X"]]]`)
-	for _, render := range []func(sqlgen.Dialect, *query.Plan, ...sqlgen.Option) (*sqlgen.Built, error){sqlgen.Select, sqlgen.Count} {
+	for _, render := range []func(dialect.Dialect, *query.Plan, ...sqlgen.Option) (*sqlgen.Built, error){sqlgen.Select, sqlgen.Count} {
 		b, err := render(postgres.Dialect{}, rp, sqlgen.Keyed())
 		if err != nil {
 			t.Fatal(err)
@@ -84,7 +85,7 @@ func TestKeyed(t *testing.T) {
 		t.Errorf("events of a configuration version: %s", b.SQL)
 	}
 	for _, c := range []struct {
-		d sqlgen.Dialect
+		d dialect.Dialect
 		e *query.Entity
 		q string
 	}{

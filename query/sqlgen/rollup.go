@@ -1,6 +1,7 @@
 package sqlgen
 
 import (
+	"reportdb/schema/dialect"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,7 +57,7 @@ type rollupPlan struct {
 // coveredRollup reports whether a rollup of p's entity can answer p's
 // filter and grouping; counting says p is counted whole (include_total),
 // so its projection does not matter.
-func coveredRollup(d Dialect, p *query.Plan, counting bool) (*rollupPlan, bool) {
+func coveredRollup(d dialect.Dialect, p *query.Plan, counting bool) (*rollupPlan, bool) {
 	if !d.Capabilities().Rollups {
 		return nil, false
 	}

@@ -2,6 +2,7 @@ package sqlgen
 
 import (
 	"fmt"
+	"reportdb/schema/dialect"
 	"strings"
 	"unicode/utf8"
 
@@ -57,7 +58,7 @@ type OutCol struct {
 }
 
 type builder struct {
-	d         Dialect
+	d         dialect.Dialect
 	via       Via // the statement to render (Using)
 	args      []any
 	sensitive bool // see Built.ValueSensitive
@@ -135,7 +136,7 @@ func (b *builder) sameArg(v string) string {
 }
 
 // newBuilder returns a builder for dialect d with opts applied.
-func newBuilder(d Dialect, opts []Option) *builder {
+func newBuilder(d dialect.Dialect, opts []Option) *builder {
 	b := &builder{d: d}
 	for _, o := range opts {
 		o(b)
@@ -144,7 +145,7 @@ func newBuilder(d Dialect, opts []Option) *builder {
 }
 
 // Select renders the rows query of a plan.
-func Select(d Dialect, p *query.Plan, opts ...Option) (*Built, error) {
+func Select(d dialect.Dialect, p *query.Plan, opts ...Option) (*Built, error) {
 	b := newBuilder(d, opts)
 	switch b.via {
 	case ViaRollup:
@@ -204,7 +205,7 @@ func errNotVia(v Via) error {
 
 // Count renders a statement counting the rows the plan would return with
 // no limit or offset (X-Records).
-func Count(d Dialect, p *query.Plan, opts ...Option) (*Built, error) {
+func Count(d dialect.Dialect, p *query.Plan, opts ...Option) (*Built, error) {
 	b := newBuilder(d, opts)
 	if b.via == ViaRollup {
 		rp, ok := coveredRollup(d, p, true)
@@ -812,7 +813,7 @@ const AnyInactiveNode = "SELECT count(*) FROM (" + inactiveNodes + " LIMIT 1) i"
 // reports would open every day partition, which costs more to plan than
 // the query it is asked for. A node's plan reports are not its latest
 // report: one whose only recent reports are plans is not seen here.
-func AnyInactiveNodeSince(d Dialect, since int64) *Built {
+func AnyInactiveNodeSince(d dialect.Dialect, since int64) *Built {
 	return &Built{SQL: "SELECT count(*) FROM (SELECT 1 FROM certnames WHERE (deactivated IS NOT NULL OR expired IS NOT NULL)" +
 		" AND latest_report_timestamp >= " + d.Placeholder(1) + " LIMIT 1) i", Args: []any{since}}
 }

@@ -2,6 +2,7 @@ package sqlgen_test
 
 import (
 	"fmt"
+	"reportdb/schema/dialect"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func plan(t *testing.T, e *query.Entity, q string) *query.Plan {
 // TestJoinsFromPlan: a statement joins the tables its plan's fields need,
 // and only those (decided from the plan, in both dialects).
 func TestJoinsFromPlan(t *testing.T) {
-	for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
+	for _, d := range []dialect.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
 		for _, c := range []struct {
 			e        *query.Entity
 			q        string
@@ -83,7 +84,7 @@ func TestLatestReportsCopy(t *testing.T) {
 		{query.Events, `["=","latest_report?",false]`, "", ""},
 		{query.Events, `["or",["=","latest_report?",true],["=","status","failure"]]`, "", ""},
 	} {
-		for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
+		for _, d := range []dialect.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
 			b, err := chosen(d, plan(t, c.e, c.q))
 			if err != nil {
 				t.Fatal(err)
@@ -214,7 +215,7 @@ func TestLatestRollupCovers(t *testing.T) {
 		{byStatus(`["or",` + latest + `,["=","environment","qa"]]`), false},
 		{byStatus(`["=","environment","qa"]`), false},
 	} {
-		for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
+		for _, d := range []dialect.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
 			b, err := chosen(d, plan(t, query.Events, c.q))
 			if err != nil {
 				t.Fatal(err)
@@ -244,7 +245,7 @@ func TestLatestRollupCovers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range []sqlgen.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
+		for _, d := range []dialect.Dialect{sqlite.Dialect{}, postgres.Dialect{}} {
 			b, err := chosenCounts(d, ap.Pieces[0], true)
 			if err != nil {
 				t.Fatal(err)
@@ -306,7 +307,7 @@ func TestLongListsBalanced(t *testing.T) {
 // chosen is the rows statement the access-path optimiser chooses for p on
 // d: which statement answers (a rollup, the latest reports' copies, ...)
 // is its choice, not the renderer's.
-func chosen(d sqlgen.Dialect, p *query.Plan) (*sqlgen.Built, error) {
+func chosen(d dialect.Dialect, p *query.Plan) (*sqlgen.Built, error) {
 	a, err := opt.Choose(d, p, opt.Options{})
 	if err != nil {
 		return nil, err
@@ -316,7 +317,7 @@ func chosen(d sqlgen.Dialect, p *query.Plan) (*sqlgen.Built, error) {
 
 // chosenCounts is the statement the optimiser chooses for an event-counts
 // plan (aggregate: an aggregate-event-counts element) on d.
-func chosenCounts(d sqlgen.Dialect, p *query.CountsPlan, aggregate bool) (*sqlgen.Built, error) {
+func chosenCounts(d dialect.Dialect, p *query.CountsPlan, aggregate bool) (*sqlgen.Built, error) {
 	a, err := opt.ChooseCounts(d, p, aggregate, false)
 	if err != nil {
 		return nil, err

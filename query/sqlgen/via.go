@@ -1,6 +1,9 @@
 package sqlgen
 
-import "reportdb/query"
+import (
+	"reportdb/query"
+	"reportdb/schema/dialect"
+)
 
 // Via is which statement Select (and Count) renders for a plan. The
 // choice is made by the access-path optimiser (package opt), which asks
@@ -13,7 +16,7 @@ const (
 	// statement, or the copies of the latest reports, narrowed, keyed or
 	// apart as the other options and the plan say.
 	ViaRows Via = iota
-	// ViaRollup reads a rollup's buckets (see rollupDef).
+	// ViaRollup reads a rollup's buckets (see schema.Rollup).
 	ViaRollup
 	// ViaStatusCounts counts events by status from the counts stored
 	// with each report.
@@ -50,7 +53,7 @@ func Using(v Via) Option { return func(b *builder) { b.via = v } }
 // RollupAnswers reports whether a rollup answers plan p on dialect d:
 // its rows, or, when counting, its count (include_total, where the
 // projection does not matter).
-func RollupAnswers(d Dialect, p *query.Plan, counting bool) bool {
+func RollupAnswers(d dialect.Dialect, p *query.Plan, counting bool) bool {
 	_, ok := coveredRollup(d, p, counting)
 	return ok
 }
@@ -58,7 +61,7 @@ func RollupAnswers(d Dialect, p *query.Plan, counting bool) bool {
 // StatusCountsAnswer reports whether the counts stored with the reports
 // answer p (statusCountsFromReports), rendered with opts; an error is
 // the one rendering it would return.
-func StatusCountsAnswer(d Dialect, p *query.Plan, opts ...Option) (bool, error) {
+func StatusCountsAnswer(d dialect.Dialect, p *query.Plan, opts ...Option) (bool, error) {
 	_, _, ok, err := newBuilder(d, opts).statusCountsFromReports(p)
 	return ok, err
 }
@@ -66,7 +69,7 @@ func StatusCountsAnswer(d Dialect, p *query.Plan, opts ...Option) (bool, error) 
 // DayRollupAnswers reports whether p, grouped by a day-formatted
 // timestamp with no order or page, is grouped by day first (dayRollup);
 // an error is the one rendering its filter would return.
-func DayRollupAnswers(d Dialect, p *query.Plan, opts ...Option) (bool, error) {
+func DayRollupAnswers(d dialect.Dialect, p *query.Plan, opts ...Option) (bool, error) {
 	if len(p.OrderBy) != 0 || p.Limit != 0 || p.Offset != 0 {
 		return false, nil
 	}
@@ -79,36 +82,23 @@ func DayRollupAnswers(d Dialect, p *query.Plan, opts ...Option) (bool, error) {
 	return ok, nil
 }
 
-// Apartable reports whether a page of p's events may read their reports
-// apart on d (see ReportsApart).
-func Apartable(d Dialect, p *query.Plan) bool { return apartable(d, p) }
-
-// EventsApartable reports whether a page of p's reports may read their
-// events apart on d (see EventsApart).
-func EventsApartable(d Dialect, p *query.Plan) bool { return eventsApartable(d, p) }
-
-// OnLatestCopies reports whether p's rows statement reads the copies of
-// the nodes' latest reports (Dialect.LatestReports) rather than the
-// reports themselves: those are never narrowed or keyed.
-func OnLatestCopies(d Dialect, p *query.Plan) bool { return newBuilder(d, nil).onLatestCopies(p) }
-
 // DistinctAnswers reports whether the distinct tables answer an
 // event-counts plan (a distinct_resources window counted by resource).
-func DistinctAnswers(d Dialect, p *query.CountsPlan) bool {
+func DistinctAnswers(d dialect.Dialect, p *query.CountsPlan) bool {
 	_, ok := coveredDistinct(d, p)
 	return ok
 }
 
 // LatestRollupAnswers reports whether latest_rollup's sums answer an
 // aggregate-event-counts element.
-func LatestRollupAnswers(d Dialect, p *query.CountsPlan) bool {
+func LatestRollupAnswers(d dialect.Dialect, p *query.CountsPlan) bool {
 	_, ok := newBuilder(d, nil).latestRollupSums(p)
 	return ok
 }
 
 // LatestReportsFilter reports whether an event-counts plan over the
 // reports' stored counts reads the copies of the nodes' latest reports.
-func LatestReportsFilter(d Dialect, p *query.CountsPlan) bool {
+func LatestReportsFilter(d dialect.Dialect, p *query.CountsPlan) bool {
 	_, _, ok := newBuilder(d, nil).latestReportsFilter(p.ReportFilter, query.ReportsTable, "id")
 	return ok
 }
