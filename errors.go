@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// Error codes. Exactly one function (httpapi.writeError) maps them to HTTP
-// statuses and PuppetDB's error bodies.
+// Error codes. Exactly one function (service.ErrorOf) maps them to HTTP
+// statuses and PuppetDB's error bodies; httpapi writes what it maps.
 const (
 	EINVALID     = "invalid"        // 400, text/plain message
 	ENOTFOUND    = "not_found"      // 404, JSON {"error": message}
