@@ -17,6 +17,7 @@
 #   FLEET  a fleet.py --scale medium file (generated into $WORK when absent)
 #   REPORTDB_ACKNOWLEDGE=spool   reportdb answers submissions from its spool
 #   K=N    measured runs per query (compare.sh's -k, 20 by default)
+#   REPORTDB_BENCH_BIN=PATH   measure that binary instead of a build of this checkout
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_shared
@@ -25,7 +26,9 @@ if [[ ! -s "$fleet" ]]; then
   python3 "$BENCH/fleet.py" --scale medium --out "$fleet"
 fi
 out=$WORK/compare-medium; rm -rf "$out"
-name=reportdb-$(cd "$ROOT" && git rev-parse --short HEAD)${REPORTDB_ACKNOWLEDGE:+-ack-$REPORTDB_ACKNOWLEDGE}
+name=reportdb-$(cd "$ROOT" && git rev-parse --short HEAD)
+[[ -n "${REPORTDB_BENCH_BIN:-}" ]] && name=$(basename "$REPORTDB_BENCH_BIN")
+name=$name${REPORTDB_ACKNOWLEDGE:+-ack-$REPORTDB_ACKNOWLEDGE}
 result=$RESULTS/compare-medium${REPORTDB_ACKNOWLEDGE:+-ack-$REPORTDB_ACKNOWLEDGE}.txt
 rc=0
 "$BENCH/compare.sh" --fleet "$fleet" --out "$out" --markdown ${K:+-k "$K"} \

@@ -3,7 +3,8 @@
 #
 # Runs a reportdb for the reference kit's benchmark harness (bench/compare.sh,
 # driven by compare-medium.sh):
-# built from this checkout into $STATE/reportdb, listening on 127.0.0.1:PORT,
+# built from this checkout into $STATE/reportdb (or the binary
+# $REPORTDB_BENCH_BIN, to measure another build), listening on 127.0.0.1:PORT,
 # with its embedded store in $STATE/data or the PostgreSQL database URL.
 # --fresh (with start/restart) empties the store first (drops and recreates the
 # PostgreSQL database as the postgres superuser, or removes the data directory).
@@ -36,7 +37,11 @@ stop() {
 }
 
 start() {
-  (cd "$ROOT" && go build -o "$STATE/reportdb" ./cmd/reportdb)
+  if [[ -n "${REPORTDB_BENCH_BIN:-}" ]]; then
+    cp "$REPORTDB_BENCH_BIN" "$STATE/reportdb"
+  else
+    (cd "$ROOT" && go build -o "$STATE/reportdb" ./cmd/reportdb)
+  fi
   if ((fresh)); then
     if [[ -n "$db" ]]; then
       local name=${db##*/}; name=${name%%\?*}
