@@ -12,6 +12,7 @@
 # first.
 #
 #   ROUNDS=3  K=20 (measured runs per query and round)  PORT=18750
+#   DB=ab_queries (the database, kept between runs for its fleet)
 #   REPORTDB_BENCH_PG   the cluster
 #   SERVE_FLAGS         extra flags for every `reportdb serve`
 #
@@ -26,7 +27,7 @@ fleet=${1:?usage: $0 FLEET NAME=BINARY ...}; shift
 ROUNDS=${ROUNDS:-3}; K=${K:-20}; PORT=${PORT:-18750}
 OUT=$WORK/ab-queries; mkdir -p "$OUT"
 result=$RESULTS/ab-queries.txt
-db=ab_queries
+db=${DB:-ab_queries}
 first=${1#*=}
 marker="$(basename "$fleet") $(stat -c %s "$fleet")"
 loaded=$(psql -qAt "$PG/$db" -c "SELECT fleet FROM ab_queries_fleet" 2>/dev/null || true)
