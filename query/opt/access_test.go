@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"reportdb/schema/dialect"
 	"strings"
@@ -83,25 +82,7 @@ func TestAccessPaths(t *testing.T) {
 				}
 			}
 			path := filepath.Join("testdata", "access-"+d.name+".txt")
-			if *update {
-				if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want2, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got := sb.String(); got != string(want2) {
-				gl, wl := strings.Split(got, "\n"), strings.Split(string(want2), "\n")
-				for i := 0; i < len(gl) && i < len(wl); i++ {
-					if gl[i] != wl[i] {
-						t.Fatalf("%s differs at line %d:\n got: %s\nwant: %s\n(run with -update if the change is intended)", path, i+1, gl[i], wl[i])
-					}
-				}
-				t.Fatalf("%s: %d lines, want %d (run with -update if the change is intended)", path, len(gl), len(wl))
-			}
+			storetest.Golden(t, path, sb.String(), *update)
 		})
 	}
 }

@@ -3,7 +3,6 @@ package sqlgen_test
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reportdb/schema/dialect"
 	"strings"
@@ -50,28 +49,7 @@ func TestGoldenSQL(t *testing.T) {
 				t.Fatalf("only %d statements rendered", n)
 			}
 			path := filepath.Join("testdata", "sql", d.name+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got := sb.String(); got != string(want) {
-				gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-				for i := 0; i < len(gl) && i < len(wl); i++ {
-					if gl[i] != wl[i] {
-						t.Fatalf("%s differs at line %d:\n got: %s\nwant: %s\n(run with -update if the change is intended)", path, i+1, gl[i], wl[i])
-					}
-				}
-				t.Fatalf("%s: %d lines, want %d (run with -update if the change is intended)", path, len(gl), len(wl))
-			}
+			storetest.Golden(t, path, sb.String(), *update)
 		})
 	}
 }
