@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reportdb/internal/apitest"
 	"sort"
 	"strings"
 	"sync"
@@ -24,10 +25,8 @@ import (
 	"reportdb/dashboard"
 	"reportdb/fleet"
 	"reportdb/httpapi"
-	"reportdb/ingest"
 	"reportdb/internal/conformance"
 	"reportdb/service"
-	"reportdb/sqlite"
 )
 
 // now is the dashboard's clock in these tests: shortly after the corpus's
@@ -47,18 +46,10 @@ type testServer struct {
 
 func newTestServer(t *testing.T) *testServer {
 	t.Helper()
-	db, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	c := ingest.NewCommitter(db, 64)
-	t.Cleanup(c.Close)
 	// as serve wires it: the fleet state loaded through the API, then
 	// updated by ingest and by deactivations
 	tr := fleet.New(unresponsive, func() time.Time { return now })
-	c.OnStored = tr.Observe
-	api := httpapi.New(httpapi.Config{OnDeactivated: tr.Forget}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	api := apitest.New(t, httpapi.Config{OnDeactivated: tr.Forget}, apitest.Options{OnStored: tr.Observe}).API
 	conformance.LoadCorpus(t, api)
 	if err := tr.Load(context.Background(), api.Queries()); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"reportdb/internal/apitest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,9 +24,7 @@ import (
 
 	"reportdb/dashboard"
 	"reportdb/httpapi"
-	"reportdb/ingest"
 	"reportdb/service"
-	"reportdb/sqlite"
 )
 
 // countingAPI counts the queries a page makes.
@@ -54,14 +53,7 @@ type emptyServer struct {
 
 func newEmptyServer(t *testing.T, at time.Time) *emptyServer {
 	t.Helper()
-	db, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	c := ingest.NewCommitter(db, 8)
-	t.Cleanup(c.Close)
-	api := httpapi.New(httpapi.Config{}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	api := apitest.New(t, httpapi.Config{}, apitest.Options{}).API
 	q := &countingAPI{Querier: api.Queries()}
 	d := dashboard.New(dashboard.Options{Queries: q, Unresponsive: 2 * time.Hour, Now: func() time.Time { return at },
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"reportdb/internal/apitest"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,6 @@ import (
 	"reportdb/dashboard"
 	"reportdb/fleet"
 	"reportdb/httpapi"
-	"reportdb/ingest"
 	"reportdb/service"
 	"reportdb/sqlite"
 )
@@ -34,17 +34,10 @@ type lifecycleServer struct {
 
 func newLifecycleServer(t *testing.T, at time.Time) *lifecycleServer {
 	t.Helper()
-	db, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	c := ingest.NewCommitter(db, 8)
-	t.Cleanup(c.Close)
 	clock := func() time.Time { return at }
 	tr := fleet.New(2*time.Hour, clock)
-	c.OnStored = tr.Observe
-	api := httpapi.New(httpapi.Config{OnDeactivated: tr.Forget}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f := apitest.New(t, httpapi.Config{OnDeactivated: tr.Forget}, apitest.Options{OnStored: tr.Observe})
+	api, db := f.API, f.DB
 	d := dashboard.New(dashboard.Options{Queries: api.Queries(), Unresponsive: 2 * time.Hour, Fleet: tr, Now: clock,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	return &lifecycleServer{h: d.Wrap(api), api: api.Queries(), db: db, tr: tr}

@@ -5,11 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reportdb/internal/apitest"
 	"sort"
 	"strings"
 	"testing"
@@ -19,7 +18,6 @@ import (
 
 	"reportdb/fleet"
 	"reportdb/httpapi"
-	"reportdb/ingest"
 	"reportdb/internal/conformance"
 	"reportdb/service"
 	"reportdb/sqlite"
@@ -30,17 +28,9 @@ import (
 // nodes. The store is returned for expiry, which retention runs.
 func lifecycleServer(t *testing.T, tr *fleet.Tracker) (*httpapi.Server, *sqlite.DB) {
 	t.Helper()
-	db, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	c := ingest.NewCommitter(db, 64)
-	c.OnStored = tr.Observe
-	t.Cleanup(c.Close)
-	h := httpapi.New(httpapi.Config{OnDeactivated: tr.Forget}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	conformance.LoadCorpus(t, h)
-	return h, db
+	f := apitest.New(t, httpapi.Config{OnDeactivated: tr.Forget}, apitest.Options{OnStored: tr.Observe})
+	conformance.LoadCorpus(t, f.API)
+	return f.API, f.DB
 }
 
 // deactivate sends PuppetDB's "deactivate node" command, version 3.

@@ -2,30 +2,17 @@ package httpapi_test
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
+	"reportdb/internal/apitest"
 	"strings"
 	"testing"
 
 	"reportdb/httpapi"
-	"reportdb/ingest"
-	"reportdb/internal/conformance"
-	"reportdb/sqlite"
 )
 
 func corpusServer(t *testing.T, cfg httpapi.Config) http.Handler {
-	db, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	c := ingest.NewCommitter(db, 64)
-	t.Cleanup(c.Close)
-	h := httpapi.New(cfg, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	conformance.LoadCorpus(t, h)
-	return h
+	return apitest.Corpus(t, cfg).API
 }
 
 func TestV3Paths(t *testing.T) {

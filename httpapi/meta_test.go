@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"reportdb/internal/apitest"
 
 	"log/slog"
 	"net/http"
@@ -12,23 +13,14 @@ import (
 	"time"
 
 	"reportdb/httpapi"
-	"reportdb/ingest"
 	"reportdb/query"
-	"reportdb/sqlite"
 )
 
 // metaServer is an empty server with cfg, logging into the returned
 // buffer.
 func metaServer(t *testing.T, cfg httpapi.Config) (http.Handler, *syncBuffer) {
-	db, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	c := ingest.NewCommitter(db, 64)
-	t.Cleanup(c.Close)
 	var logs syncBuffer
-	return httpapi.New(cfg, db, c, slog.New(slog.NewTextHandler(&logs, nil))), &logs
+	return apitest.New(t, cfg, apitest.Options{Log: slog.New(slog.NewTextHandler(&logs, nil))}).API, &logs
 }
 
 type syncBuffer struct {

@@ -4,17 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reportdb/internal/apitest"
 	"strings"
 	"testing"
 
 	"reportdb/httpapi"
-	"reportdb/ingest"
-	"reportdb/internal/conformance"
-	"reportdb/sqlite"
 	"reportdb/upstream"
 )
 
@@ -37,15 +34,7 @@ func TestUpstreamNodeCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	c := ingest.NewCommitter(db, 64)
-	t.Cleanup(c.Close)
-	h := httpapi.New(httpapi.Config{Upstream: up}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	conformance.LoadCorpus(t, h)
+	h := apitest.Corpus(t, httpapi.Config{Upstream: up}).API
 
 	listed := func(query string) int {
 		r := do(t, h, "GET", "/pdb/query/v4/nodes?"+url.Values{"query": {query}}.Encode(), nil)

@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reportdb/internal/apitest"
 	"runtime"
 	"strconv"
 	"strings"
@@ -20,29 +20,18 @@ import (
 	"reportdb"
 	"reportdb/engine"
 	"reportdb/httpapi"
-	"reportdb/ingest"
-	"reportdb/internal/conformance"
 	"reportdb/internal/testcorpus"
 	"reportdb/jsonv"
 	"reportdb/query"
 	"reportdb/service"
-	"reportdb/sqlite"
 )
 
 // corpus is the service and the API over one SQLite store holding the
 // shared corpus.
 func corpus(t *testing.T) (*service.Service, http.Handler) {
 	t.Helper()
-	db, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	c := ingest.NewCommitter(db, 64)
-	t.Cleanup(c.Close)
-	api := httpapi.New(httpapi.Config{}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	conformance.LoadCorpus(t, api)
-	return service.New(engine.New(db), time.Minute), api
+	f := apitest.Corpus(t, httpapi.Config{})
+	return service.New(engine.New(f.DB), time.Minute), f.API
 }
 
 // answer is a query's answer as bytes: the API's body, or the service's

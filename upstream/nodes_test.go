@@ -3,10 +3,9 @@ package upstream_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reportdb/internal/apitest"
 	"strings"
 	"testing"
 	"time"
@@ -14,12 +13,9 @@ import (
 	"reportdb"
 	"reportdb/engine"
 	"reportdb/httpapi"
-	"reportdb/ingest"
-	"reportdb/internal/conformance"
 	"reportdb/internal/testcorpus"
 	"reportdb/jsonv"
 	"reportdb/query"
-	"reportdb/sqlite"
 	"reportdb/upstream"
 )
 
@@ -56,15 +52,7 @@ func fakePuppetDB(t *testing.T) (*upstream.Client, *httptest.Server, *[]string) 
 
 // corpusEngine is the query engine over a store holding the corpus.
 func corpusEngine(t *testing.T) *engine.Engine {
-	db, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	c := ingest.NewCommitter(db, 64)
-	t.Cleanup(c.Close)
-	conformance.LoadCorpus(t, httpapi.New(httpapi.Config{}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil))))
-	return engine.New(db)
+	return engine.New(apitest.Corpus(t, httpapi.Config{}).DB)
 }
 
 func compileNodes(t *testing.T, q string, o query.Options) *query.Plan {

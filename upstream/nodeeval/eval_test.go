@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http/httptest"
 	"net/url"
+	"reportdb/internal/apitest"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,13 +15,10 @@ import (
 
 	"reportdb/engine"
 	"reportdb/httpapi"
-	"reportdb/ingest"
-	"reportdb/internal/conformance"
 	"reportdb/internal/testcorpus"
 	"reportdb/jsonv"
 	"reportdb/query"
 	"reportdb/query/pql"
-	"reportdb/sqlite"
 	"reportdb/upstream"
 	"reportdb/upstream/nodeeval"
 )
@@ -42,15 +38,8 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) *fixture {
-	db, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	c := ingest.NewCommitter(db, 64)
-	t.Cleanup(c.Close)
-	h := httpapi.New(httpapi.Config{}, db, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	conformance.LoadCorpus(t, h)
+	f := apitest.Corpus(t, httpapi.Config{})
+	db, h := f.DB, f.API
 	eng := engine.New(db)
 	return &fixture{eng: eng, local: upstream.EngineLocal(eng, time.Minute), h: h, all: map[*query.Entity][]*jsonv.Object{}}
 }

@@ -1,0 +1,59 @@
+// Package apitest builds, for tests, the HTTP API over a fresh embedded
+// store: the few lines every package testing through the API would
+// otherwise repeat.
+package apitest
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"reportdb"
+	"reportdb/httpapi"
+	"reportdb/ingest"
+	"reportdb/internal/conformance"
+	"reportdb/sqlite"
+)
+
+// Fixture is an API over an embedded store in a temporary directory;
+// everything is closed when the test ends.
+type Fixture struct {
+	API       *httpapi.Server
+	DB        *sqlite.DB
+	Committer *ingest.Committer
+}
+
+// Options change a Fixture from the defaults: a committer of batches of
+// 64 with no OnStored hook, and logs discarded.
+type Options struct {
+	Log      *slog.Logger
+	OnStored func(r *reportdb.Report)
+}
+
+// New builds the API with cfg over an empty embedded store.
+func New(t testing.TB, cfg httpapi.Config, o Options) *Fixture {
+	t.Helper()
+	db, err := sqlite.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	c := ingest.NewCommitter(db, 64)
+	if o.OnStored != nil {
+		c.OnStored = o.OnStored
+	}
+	t.Cleanup(c.Close)
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Fixture{API: httpapi.New(cfg, db, c, log), DB: db, Committer: c}
+}
+
+// Corpus is New with the shared conformance corpus loaded.
+func Corpus(t testing.TB, cfg httpapi.Config) *Fixture {
+	t.Helper()
+	f := New(t, cfg, Options{})
+	conformance.LoadCorpus(t, f.API)
+	return f
+}
