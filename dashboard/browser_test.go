@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reportdb/internal/apitest"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +24,7 @@ import (
 	"reportdb/dashboard"
 	"reportdb/fleet"
 	"reportdb/httpapi"
+	"reportdb/internal/apitest"
 	"reportdb/internal/conformance"
 	"reportdb/service"
 )

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"regexp"
-	"reportdb/internal/apitest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -24,6 +23,7 @@ import (
 
 	"reportdb/dashboard"
 	"reportdb/httpapi"
+	"reportdb/internal/apitest"
 	"reportdb/service"
 )
 

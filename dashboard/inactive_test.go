@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"reportdb/internal/apitest"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"reportdb/dashboard"
 	"reportdb/fleet"
 	"reportdb/httpapi"
+	"reportdb/internal/apitest"
 	"reportdb/service"
 	"reportdb/sqlite"
 )

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"reportdb/internal/apitest"
 	"sort"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 
 	"reportdb/fleet"
 	"reportdb/httpapi"
+	"reportdb/internal/apitest"
 	"reportdb/internal/conformance"
 	"reportdb/service"
 	"reportdb/sqlite"

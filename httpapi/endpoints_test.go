@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"reportdb/internal/apitest"
 	"strings"
 	"testing"
 
 	"reportdb/httpapi"
+	"reportdb/internal/apitest"
 )
 
 func corpusServer(t *testing.T, cfg httpapi.Config) http.Handler {

@@ -5,6 +5,7 @@ import (
 
 	"reportdb/engine"
 	"reportdb/query"
+	"reportdb/service"
 )
 
 func (s *Server) handleEventCounts(w http.ResponseWriter, r *http.Request) {
@@ -76,6 +77,6 @@ func (s *Server) handleAggregate(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return timedOut(ctx, err)
 		}
-		return send(&list{values: result}, -1, false)
+		return send(&service.List{Values: result}, -1, false)
 	})
 }

@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"bytes"
-	"reportdb/internal/apitest"
 
 	"log/slog"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"reportdb/httpapi"
+	"reportdb/internal/apitest"
 	"reportdb/query"
 )
 

@@ -87,23 +87,7 @@ func TestRouteLabels(t *testing.T) {
 		h := Instrument(s, InstrumentOptions{Log: quiet, Metrics: m})
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-		fams, err := m.Registry().Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, f := range fams {
-			if f.GetName() != "reportdb_query_requests_total" {
-				continue
-			}
-			for _, mt := range f.Metric {
-				for _, lp := range mt.Label {
-					if lp.GetName() == "endpoint" && mt.Counter.GetValue() > 0 {
-						got = append(got, lp.GetValue())
-					}
-				}
-			}
-		}
+		got := queryLabels(t, m)
 		if len(got) != 1 || got[0] != want {
 			t.Errorf("GET %s (%d) counted as %v, want %s", path, rec.Code, got, want)
 		}

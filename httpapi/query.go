@@ -145,18 +145,6 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, run func(send s
 	s.writeError(w, r, err)
 }
 
-// list is a rowSource over values already computed.
-type list struct {
-	values []any
-	i      int
-}
-
-func (l *list) Next() bool { l.i++; return l.i <= len(l.values) }
-func (l *list) Err() error { return nil }
-func (l *list) AppendJSON(b []byte) ([]byte, error) {
-	return jsonv.AppendCompact(b, l.values[l.i-1]), nil
-}
-
 var gzipPool = sync.Pool{New: func() any {
 	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
 	return w

@@ -8,6 +8,7 @@ import (
 
 	"reportdb/query"
 	"reportdb/query/pql"
+	"reportdb/service"
 	"reportdb/upstream"
 )
 
@@ -254,5 +255,5 @@ func (s *Server) serveMergedNodes(w http.ResponseWriter, r *http.Request, plan *
 	if opts.IncludeTotal {
 		n = int64(total)
 	}
-	s.respond(w, r, func(send sender) error { return send(&list{values: out}, n, opts.Pretty) })
+	s.respond(w, r, func(send sender) error { return send(&service.List{Values: out}, n, opts.Pretty) })
 }

@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"reportdb/internal/apitest"
 	"strings"
 	"testing"
 
 	"reportdb/httpapi"
+	"reportdb/internal/apitest"
 	"reportdb/upstream"
 )
 

@@ -42,7 +42,7 @@ func (w withNodes) answer(ctx context.Context, req Request, read func(rows rowSo
 	}
 	out, total, err := w.nodes.Query(ctx, plan)
 	if err == nil {
-		err = read(&list{values: out})
+		err = read(&List{Values: out})
 	}
 	if err != nil {
 		return -1, result(err)
@@ -77,14 +77,20 @@ type rowSource interface {
 
 var _ rowSource = (*engine.Rows)(nil)
 
-// list is a rowSource over JSON values already computed.
-type list struct {
-	values []any
+// List is a source of rows over JSON values already computed (the
+// engine's rows' methods, for answers made in memory).
+type List struct {
+	Values []any
 	i      int
 }
 
-func (l *list) Next() bool { l.i++; return l.i <= len(l.values) }
-func (l *list) Err() error { return nil }
-func (l *list) AppendJSON(b []byte) ([]byte, error) {
-	return jsonv.AppendCompact(b, l.values[l.i-1]), nil
+// Next moves to the next value.
+func (l *List) Next() bool { l.i++; return l.i <= len(l.Values) }
+
+// Err is nil: the values are there.
+func (l *List) Err() error { return nil }
+
+// AppendJSON appends the current value's compact JSON to b.
+func (l *List) AppendJSON(b []byte) ([]byte, error) {
+	return jsonv.AppendCompact(b, l.Values[l.i-1]), nil
 }

@@ -3,10 +3,10 @@ package storetest
 import (
 	"context"
 	"errors"
-	"reportdb/schema/dialect"
 
 	"reportdb"
 	"reportdb/engine"
+	"reportdb/schema/dialect"
 	"reportdb/store"
 )
 

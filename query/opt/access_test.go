@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"reportdb/schema/dialect"
 	"strings"
 	"testing"
 
@@ -15,6 +14,7 @@ import (
 	"reportdb/internal/testcorpus"
 	"reportdb/postgres"
 	"reportdb/query/opt"
+	"reportdb/schema/dialect"
 	"reportdb/sqlite"
 	"reportdb/storetest"
 )

@@ -20,11 +20,11 @@ package opt
 
 import (
 	"fmt"
-	"reportdb/schema/dialect"
 	"strings"
 
 	"reportdb/query"
 	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 )
 
 // Path is how a statement reads its rows.

@@ -1,10 +1,10 @@
 package sqlgen
 
 import (
-	"reportdb/schema/dialect"
 	"strings"
 
 	"reportdb/query"
+	"reportdb/schema/dialect"
 )
 
 // The pages of events whose reports are read apart: at least

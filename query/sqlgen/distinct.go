@@ -2,11 +2,11 @@ package sqlgen
 
 import (
 	"math"
-	"reportdb/schema/dialect"
 	"strings"
 
 	"reportdb/query"
 	"reportdb/schema"
+	"reportdb/schema/dialect"
 )
 
 // distinct_resources counted at write time.

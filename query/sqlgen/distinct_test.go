@@ -1,13 +1,13 @@
 package sqlgen_test
 
 import (
-	"reportdb/schema/dialect"
 	"strings"
 	"testing"
 
 	"reportdb/internal/testcorpus"
 	"reportdb/postgres"
 	"reportdb/query"
+	"reportdb/schema/dialect"
 	"reportdb/sqlite"
 )
 

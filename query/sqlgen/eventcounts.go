@@ -2,10 +2,10 @@ package sqlgen
 
 import (
 	"fmt"
-	"reportdb/schema/dialect"
 	"strings"
 
 	"reportdb/query"
+	"reportdb/schema/dialect"
 )
 
 // countExpr is the aggregate computing one count column over the grouped

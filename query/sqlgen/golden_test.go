@@ -4,13 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
-	"reportdb/schema/dialect"
 	"strings"
 	"testing"
 
 	"reportdb/internal/conformance"
 	"reportdb/internal/testcorpus"
 	"reportdb/postgres"
+	"reportdb/schema/dialect"
 	"reportdb/sqlite"
 	"reportdb/storetest"
 )

@@ -2,13 +2,13 @@ package sqlgen_test
 
 import (
 	"math"
-	"reportdb/schema/dialect"
 	"strings"
 	"testing"
 
 	"reportdb/postgres"
 	"reportdb/query"
 	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 )
 
 // TestEventTimeWindow: the window of event timestamps a plan can return

@@ -1,7 +1,6 @@
 package sqlgen_test
 
 import (
-	"reportdb/schema/dialect"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"reportdb/postgres"
 	"reportdb/query"
 	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 	"reportdb/sqlite"
 )
 

@@ -1,13 +1,13 @@
 package sqlgen
 
 import (
-	"reportdb/schema/dialect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"reportdb/query"
 	"reportdb/schema"
+	"reportdb/schema/dialect"
 )
 
 // Rollups: counts of reports and of events kept at write time, per time

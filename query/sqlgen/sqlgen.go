@@ -2,11 +2,11 @@ package sqlgen
 
 import (
 	"fmt"
-	"reportdb/schema/dialect"
 	"strings"
 	"unicode/utf8"
 
 	"reportdb/query"
+	"reportdb/schema/dialect"
 )
 
 // Built is a rendered statement.

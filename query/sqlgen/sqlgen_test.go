@@ -2,7 +2,6 @@ package sqlgen_test
 
 import (
 	"fmt"
-	"reportdb/schema/dialect"
 	"strings"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"reportdb/query"
 	"reportdb/query/opt"
 	"reportdb/query/sqlgen"
+	"reportdb/schema/dialect"
 	"reportdb/sqlite"
 )
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"net/url"
-	"reportdb/internal/apitest"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"reportdb/engine"
 	"reportdb/httpapi"
+	"reportdb/internal/apitest"
 	"reportdb/internal/testcorpus"
 	"reportdb/jsonv"
 	"reportdb/query"
