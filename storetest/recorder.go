@@ -3,10 +3,17 @@ package storetest
 import (
 	"context"
 	"errors"
+	"net/http"
+	"strings"
+	"testing"
 
 	"reportdb"
 	"reportdb/engine"
+	"reportdb/internal/conformance"
+	"reportdb/internal/testcorpus"
+	"reportdb/postgres"
 	"reportdb/schema/dialect"
+	"reportdb/sqlite"
 	"reportdb/store"
 )
 
@@ -65,3 +72,35 @@ func (noRows) Next() bool        { return false }
 func (noRows) Scan(...any) error { return nil }
 func (noRows) Err() error        { return nil }
 func (noRows) Close()            {}
+
+// RecordCases replays cases (those of the served endpoints) against the
+// HTTP API over a Recorder of each dialect reportdb has, SQLite's and
+// PostgreSQL's (with the collation of its regular expressions), calling
+// fn with the dialect's name after each request has run; the handler is wrapped by wrap when it
+// is not nil. It returns what fn wrote, by dialect ("sqlite",
+// "postgres"): the SQL goldens and the access paths are recorded so.
+func RecordCases(t *testing.T, cases []testcorpus.Case, wrap func(http.Handler) http.Handler,
+	fn func(dialect string, c testcorpus.Case, rec *Recorder, out *strings.Builder)) map[string]string {
+	out := map[string]string{}
+	for _, d := range []struct {
+		name    string
+		dialect dialect.Dialect
+	}{{"sqlite", sqlite.Dialect{}}, {"postgres", postgres.Dialect{RegexCollation: "C.utf8"}}} {
+		rec := &Recorder{D: d.dialect}
+		h := NewServer(t, rec)
+		if wrap != nil {
+			h = wrap(h)
+		}
+		var sb strings.Builder
+		for _, c := range cases {
+			if !Served(c.Endpoint) {
+				continue
+			}
+			rec.Stmts = rec.Stmts[:0]
+			conformance.Do(h, c)
+			fn(d.name, c, rec, &sb)
+		}
+		out[d.name] = sb.String()
+	}
+	return out
+}

@@ -10,12 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"reportdb/internal/conformance"
 	"reportdb/internal/testcorpus"
-	"reportdb/postgres"
 	"reportdb/query/opt"
-	"reportdb/schema/dialect"
-	"reportdb/sqlite"
 	"reportdb/storetest"
 )
 
@@ -28,62 +24,45 @@ var update = flag.Bool("update", false, "rewrite testdata/access-*.txt from the 
 // diff). It answers "why was this request answered this way" for each of
 // them, and shows in review when a change moves a query to another path.
 func TestAccessPaths(t *testing.T) {
-	cases := testcorpus.LoadCases(t)
-	for _, c := range benchCases(t) {
-		cases = append(cases, c)
-	}
-	for _, d := range []struct {
-		name    string
-		dialect dialect.Dialect
-	}{{"sqlite", sqlite.Dialect{}}, {"postgres", postgres.Dialect{RegexCollation: "C.utf8"}}} {
-		t.Run(d.name, func(t *testing.T) {
-			rec := &storetest.Recorder{D: d.dialect}
-			h := storetest.NewServer(t, rec)
-			var got []*opt.Access
-			observed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				h.ServeHTTP(w, r.WithContext(opt.WithObserver(r.Context(), func(a *opt.Access) { got = append(got, a) })))
-			})
-			var sb strings.Builder
-			paths := map[opt.Path]int{}
-			n := 0
-			for _, c := range cases {
-				if !storetest.Served(c.Endpoint) {
-					continue
-				}
-				got = got[:0]
-				conformance.Do(observed, c)
-				if len(got) == 0 {
-					continue
-				}
-				fmt.Fprintf(&sb, "%s (%s %s)\n", c.ID, c.Request.Method, c.Request.Target)
-				for _, a := range got {
-					fmt.Fprintf(&sb, "  %s\n", a)
-					for _, r := range a.Reasons {
-						fmt.Fprintf(&sb, "    %s\n", r)
-					}
-					paths[a.Path]++
-					n++
-				}
-			}
-			if n < 250 {
-				t.Fatalf("only %d accesses chosen", n)
-			}
-			// the paths are taken by these queries (SQLite keeps no day
-			// partitions, so has no narrowed or keyed path, and no
-			// copies of the latest reports; the day rollup answers
-			// groupings no rollup covers, none of these)
-			want := []opt.Path{opt.Rollup, opt.StatusCounts, opt.Scan, opt.LatestRollup, opt.Distinct, opt.StoredCounts}
-			if d.name == "postgres" {
-				want = append(want, opt.LatestCopies, opt.Narrowed, opt.Keyed)
-			}
-			for _, p := range want {
-				if paths[p] == 0 {
-					t.Errorf("no query took path %s: %v", p, paths)
-				}
-			}
-			path := filepath.Join("testdata", "access-"+d.name+".txt")
-			storetest.Golden(t, path, sb.String(), *update)
+	cases := append(testcorpus.LoadCases(t), benchCases(t)...)
+	var got []*opt.Access
+	observed := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r.WithContext(opt.WithObserver(r.Context(), func(a *opt.Access) { got = append(got, a) })))
 		})
+	}
+	paths := map[string]map[opt.Path]int{}
+	out := storetest.RecordCases(t, cases, observed, func(dialect string, c testcorpus.Case, _ *storetest.Recorder, sb *strings.Builder) {
+		if paths[dialect] == nil {
+			paths[dialect] = map[opt.Path]int{}
+		}
+		if len(got) > 0 {
+			fmt.Fprintf(sb, "%s (%s %s)\n", c.ID, c.Request.Method, c.Request.Target)
+		}
+		for _, a := range got {
+			fmt.Fprintf(sb, "  %s\n", a)
+			for _, r := range a.Reasons {
+				fmt.Fprintf(sb, "    %s\n", r)
+			}
+			paths[dialect][a.Path]++
+		}
+		got = got[:0]
+	})
+	for name, text := range out {
+		// the paths are taken by these queries (SQLite keeps no day
+		// partitions, so has no narrowed or keyed path, and no copies of
+		// the latest reports; the day rollup answers groupings no rollup
+		// covers, none of these)
+		want := []opt.Path{opt.Rollup, opt.StatusCounts, opt.Scan, opt.LatestRollup, opt.Distinct, opt.StoredCounts}
+		if name == "postgres" {
+			want = append(want, opt.LatestCopies, opt.Narrowed, opt.Keyed)
+		}
+		for _, p := range want {
+			if paths[name][p] == 0 {
+				t.Errorf("%s: no query took path %s: %v", name, p, paths[name])
+			}
+		}
+		storetest.Golden(t, filepath.Join("testdata", "access-"+name+".txt"), text, *update)
 	}
 }
 
