@@ -539,7 +539,7 @@ func TestBrowserPages(t *testing.T) {
 
 	// ---- a node deactivated through the command endpoint: out of the
 	// overview's counts, one line links the inactive nodes, its page marks it
-	deactivate(t, s.h, busiest, now)
+	apitest.Deactivate(t, s.h, busiest, now)
 	b.open(s.URL + "/ui/")
 	if got := b.text("#nodes-total"); got != fmt.Sprint(len(nodes)-1) {
 		t.Errorf("overview total after a deactivation: %q, want %d", got, len(nodes)-1)

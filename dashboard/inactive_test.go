@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -41,21 +40,6 @@ func newLifecycleServer(t *testing.T, at time.Time) *lifecycleServer {
 	d := dashboard.New(dashboard.Options{Queries: api.Queries(), Unresponsive: 2 * time.Hour, Fleet: tr, Now: clock,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	return &lifecycleServer{h: d.Wrap(api), api: api.Queries(), db: db, tr: tr}
-}
-
-// deactivate sends PuppetDB's "deactivate node" command (version 3, as
-// the puppetdb terminus sends it) to the command endpoint.
-func deactivate(t *testing.T, h http.Handler, certname string, at time.Time) {
-	t.Helper()
-	q := url.Values{"command": {"deactivate_node"}, "version": {"3"}, "certname": {certname}}
-	body := fmt.Sprintf(`{"certname":%q,"producer_timestamp":%q}`, certname, at.UTC().Format(time.RFC3339Nano))
-	req := httptest.NewRequest("POST", "/pdb/cmd/v1?"+q.Encode(), strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	if rec.Code != 200 {
-		t.Fatalf("deactivating %s: %d %s", certname, rec.Code, rec.Body)
-	}
 }
 
 // submitAs stores web01-run1 (one failed, several changed resources) as
@@ -108,7 +92,7 @@ func TestInactiveNodes(t *testing.T) {
 		t.Errorf("the overview mentions inactive nodes while none is")
 	}
 	deactivatedAt := at.Add(-5 * time.Minute)
-	deactivate(t, s.h, "b.example.com", deactivatedAt)
+	apitest.Deactivate(t, s.h, "b.example.com", deactivatedAt)
 	// c expires (no report for an hour, here), and the fleet state learns
 	// it at its next load
 	if exp, err := s.db.ExpireNodes(context.Background(), at.Add(-time.Hour).UnixMilli(), at.UnixMilli()); err != nil || len(exp) != 1 {

@@ -33,20 +33,6 @@ func lifecycleServer(t *testing.T, tr *fleet.Tracker) (*httpapi.Server, *sqlite.
 	return f.API, f.DB
 }
 
-// deactivate sends PuppetDB's "deactivate node" command, version 3.
-func deactivate(t *testing.T, h http.Handler, certname string, at time.Time) {
-	t.Helper()
-	q := url.Values{"command": {"deactivate_node"}, "version": {"3"}, "certname": {certname}}
-	body := fmt.Sprintf(`{"certname":%q,"producer_timestamp":%q}`, certname, at.UTC().Format(time.RFC3339Nano))
-	req := httptest.NewRequest("POST", "/pdb/cmd/v1?"+q.Encode(), strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	if rec.Code != 200 {
-		t.Fatalf("deactivating %s: %d %s", certname, rec.Code, rec.Body)
-	}
-}
-
 // storeReport stores a minimal wire v8 report of certname produced at at.
 func storeReport(t *testing.T, h http.Handler, certname string, at time.Time, status string) {
 	t.Helper()
@@ -186,14 +172,14 @@ func TestInactiveNodes(t *testing.T) {
 
 	// deactivated: gone from the series at once, without a load
 	b := nodes[len(nodes)-1]
-	deactivate(t, h, b.certname, b.at.Add(time.Minute))
+	apitest.Deactivate(t, h, b.certname, b.at.Add(time.Minute))
 	s := tr.Snapshot()
 	if nodeTotal(s) != all-1 || s.Inactive["deactivated"] != 1 {
 		t.Fatalf("after deactivating %s: %d nodes (want %d), inactive %v", b.certname, nodeTotal(s), all-1, s.Inactive)
 	}
 	// a stale deactivation (older than the node's latest report) changes nothing
 	a := nodes[len(nodes)-2]
-	deactivate(t, h, a.certname, a.at.Add(-time.Minute))
+	apitest.Deactivate(t, h, a.certname, a.at.Add(-time.Minute))
 	if s := tr.Snapshot(); nodeTotal(s) != all-1 {
 		t.Errorf("a stale deactivation removed %s", a.certname)
 	}
@@ -210,7 +196,7 @@ func TestInactiveNodes(t *testing.T) {
 		t.Fatalf("expired %v, want the two oldest nodes", expired)
 	}
 	agrees("expired", map[string]int{"deactivated": 1, "expired": 2})
-	deactivate(t, h, nodes[0].certname, now)
+	apitest.Deactivate(t, h, nodes[0].certname, now)
 	if s := tr.Snapshot(); s.Inactive["deactivated"] != 2 || s.Inactive["expired"] != 1 {
 		t.Errorf("an expired node deactivated: inactive %v, want it counted as deactivated", s.Inactive)
 	}
@@ -230,7 +216,7 @@ func TestInactiveNodes(t *testing.T) {
 	agrees("a newer report", map[string]int{"deactivated": 1, "expired": 1})
 
 	// an unknown node deactivated is added, deactivated
-	deactivate(t, h, "never.example.com", now)
+	apitest.Deactivate(t, h, "never.example.com", now)
 	if s := tr.Snapshot(); s.Inactive["deactivated"] != 2 || nodeTotal(s) != all-2 {
 		t.Errorf("an unknown node deactivated: inactive %v, %d nodes", s.Inactive, nodeTotal(s))
 	}
@@ -267,8 +253,8 @@ func TestForgetDuringLoad(t *testing.T) {
 	sort.Strings(certs)
 	gone, back := certs[0], certs[1]
 	api := &afterQuery{Querier: h.Queries(), match: "latest_report?", hook: func() {
-		deactivate(t, h, gone, now)
-		deactivate(t, h, back, now)
+		apitest.Deactivate(t, h, gone, now)
+		apitest.Deactivate(t, h, back, now)
 		storeReport(t, h, back, now.Add(time.Minute), "unchanged")
 	}}
 	if err := tr.Load(context.Background(), api); err != nil {

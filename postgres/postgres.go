@@ -217,18 +217,11 @@ func (db *DB) CreatePartitionsAhead(ctx context.Context) error {
 // partitions are created days before they are needed.
 func (db *DB) partitionLoop(ctx context.Context, interval time.Duration) {
 	defer db.partitionsBG.Done()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	store.Every(ctx, interval, func() {
 		if err := db.CreatePartitionsAhead(ctx); err != nil && ctx.Err() == nil {
 			slog.Warn("creating the partitions of the coming days failed; the next run retries", "err", err)
 		}
-	}
+	})
 }
 
 // lockPoll is how often lockedConn tries again for a lock it waits for.

@@ -49,7 +49,7 @@ func (r *Retention) Run(ctx context.Context) {
 	if r.Interval <= 0 || (r.TTL <= 0 && !maintains && !nodes) {
 		return
 	}
-	every(ctx, r.Interval, func() {
+	Every(ctx, r.Interval, func() {
 		r.Nodes(ctx)
 		if r.TTL > 0 {
 			r.RunOnce(ctx)
@@ -58,9 +58,9 @@ func (r *Retention) Run(ctx context.Context) {
 	})
 }
 
-// every calls fn each interval, the first time one interval from now,
+// Every calls fn each interval, the first time one interval from now,
 // until ctx ends.
-func every(ctx context.Context, interval time.Duration, fn func()) {
+func Every(ctx context.Context, interval time.Duration, fn func()) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

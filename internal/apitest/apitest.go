@@ -4,9 +4,15 @@
 package apitest
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
+	"time"
 
 	"reportdb"
 	"reportdb/httpapi"
@@ -56,4 +62,20 @@ func Corpus(t testing.TB, cfg httpapi.Config) *Fixture {
 	f := New(t, cfg, Options{})
 	conformance.LoadCorpus(t, f.API)
 	return f
+}
+
+// Deactivate sends PuppetDB's "deactivate node" command (version 3, as
+// the puppetdb terminus sends it) to h's command endpoint, and fails the
+// test unless it is answered 200.
+func Deactivate(t testing.TB, h http.Handler, certname string, at time.Time) {
+	t.Helper()
+	q := url.Values{"command": {"deactivate_node"}, "version": {"3"}, "certname": {certname}}
+	body := fmt.Sprintf(`{"certname":%q,"producer_timestamp":%q}`, certname, at.UTC().Format(time.RFC3339Nano))
+	req := httptest.NewRequest("POST", "/pdb/cmd/v1?"+q.Encode(), strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("deactivating %s: %d %s", certname, rec.Code, rec.Body)
+	}
 }
