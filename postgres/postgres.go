@@ -341,7 +341,37 @@ func (db *DB) Migrate(ctx context.Context) error {
 // partitions' vacuum, the group-commit writers and the statistics after
 // ingest.
 func (db *DB) Housekeeping() store.Housekeeping {
-	return store.Housekeeping{Compactor: db, Maintainer: db, Writers: Writers(), Analyze: db.SetAnalyze}
+	return store.Housekeeping{Compactor: db, Maintainer: db, Writers: Writers(), Analyze: db.SetAnalyze,
+		AfterLoad: []store.LoadStep{
+			// the keys of the days that have ended, in the index lookups
+			// by hash read whatever the days kept (the server's
+			// maintenance would, within its interval)
+			{What: "archiving the keys of the reports", Run: func(ctx context.Context) (string, error) {
+				n, err := db.ArchiveKeys(ctx)
+				if err != nil || n == 0 {
+					return "", err
+				}
+				return fmt.Sprintf("archived the keys of the days before today (%d)", n), nil
+			}},
+			// statistics that know the new rows, and the visibility map
+			// index-only scans need
+			{What: "VACUUM (ANALYZE)", Run: func(ctx context.Context) (string, error) {
+				tables, err := db.AnalyzeChanged(ctx, true)
+				if err != nil || len(tables) == 0 {
+					return "", err
+				}
+				return fmt.Sprintf("vacuumed and analyzed %d tables", len(tables)), nil
+			}},
+			// the tables a long load leaves bloated, rewritten now (they
+			// would stay so: VACUUM frees space but does not give it back)
+			{What: "rewriting bloated tables", Run: func(ctx context.Context) (string, error) {
+				did, err := db.ShrinkAfterLoad(ctx)
+				if err != nil || len(did) == 0 {
+					return "", err
+				}
+				return "rewrote " + strings.Join(did, ", "), nil
+			}},
+		}}
 }
 
 // Writers is how many batches may be written concurrently by default:

@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Housekeeping is the work a backend does besides storing and reading,
 // returned once by Backend.Housekeeping: a nil or zero field is work it
@@ -20,4 +23,16 @@ type Housekeeping struct {
 	// (rows written, or a fraction of a table, at most once per
 	// interval); nil where the database keeps its own.
 	Analyze func(rows int64, fraction float64, every time.Duration)
+	// AfterLoad are the steps a bulk load (reportdb import) ends with,
+	// after the rollups are compacted, in order; none where the database
+	// needs none.
+	AfterLoad []LoadStep
+}
+
+// LoadStep is one step at the end of a bulk load.
+type LoadStep struct {
+	// What names the step in an error ("VACUUM (ANALYZE)").
+	What string
+	// Run does it, and says what it did ("" for nothing).
+	Run func(ctx context.Context) (string, error)
 }

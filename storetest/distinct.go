@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -235,7 +234,7 @@ func RunDistinctCounts(t *testing.T, open Opener) {
 	ingest(60, cutoff-6*hour, 30*hour)
 	check(validFrom)
 	// 4: after compaction of the rollups, the same answers
-	if c, ok := backend.(rollupCompactor); ok {
+	if c := backend.Housekeeping().Compactor; c != nil {
 		if _, err := c.CompactRollups(ctx(t)); err != nil {
 			t.Fatal(err)
 		}
@@ -295,11 +294,6 @@ func checkLatestReports(t *testing.T, h http.Handler, round int) {
 			t.Fatalf("round %d, %s %s: no rows", round, c.path, p1.Encode())
 		}
 	}
-}
-
-// rollupCompactor is implemented by backends that compact their rollups.
-type rollupCompactor interface {
-	CompactRollups(ctx context.Context) (int, error)
 }
 
 func ptr(s string) *string { return &s }

@@ -15,7 +15,6 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -312,24 +311,6 @@ func importMain(ctx context.Context, cfg *importConfig, stdout, stderr io.Writer
 // the rollups (the server's interval).
 var importCompactInterval = store.DefaultCompactInterval
 
-// loadShrinker is a store that can rewrite the tables a bulk load left
-// bloated (PostgreSQL).
-type loadShrinker interface {
-	ShrinkAfterLoad(ctx context.Context) ([]string, error)
-}
-
-// keyArchiver is a store that keeps the lookup keys of the days that have
-// ended apart (PostgreSQL, migration 0020).
-type keyArchiver interface {
-	ArchiveKeys(ctx context.Context) (int64, error)
-}
-
-// changedAnalyzer is a store that can ANALYZE the tables it inserted into
-// (PostgreSQL).
-type changedAnalyzer interface {
-	AnalyzeChanged(ctx context.Context, vacuum bool) ([]string, error)
-}
-
 // afterImport commits what is queued, then (where the store has them)
 // merges the rollup deltas the import wrote, one per batch and bucket, so
 // that the first counts read one row per bucket and dimensions, and runs
@@ -360,36 +341,13 @@ func afterImport(backend store.Backend, committer *ingest.Committer, stderr io.W
 			fmt.Fprintf(stderr, "compacted the rollups of %d buckets in %s\n", n, time.Since(start).Round(time.Millisecond))
 		}
 	}
-	if k, ok := backend.(keyArchiver); ok {
-		// the keys of the days that have ended, in the index lookups by
-		// hash read whatever the days kept (the server's maintenance
-		// would, within its interval)
+	for _, step := range backend.Housekeeping().AfterLoad {
 		start := time.Now()
-		n, err := k.ArchiveKeys(ctx)
+		did, err := step.Run(ctx)
 		if err != nil {
-			fmt.Fprintf(stderr, "reportdb import: archiving the keys of the reports after the import failed: %v\n", err)
-		} else if n > 0 {
-			fmt.Fprintf(stderr, "archived the keys of the days before today (%d) in %s\n", n, time.Since(start).Round(time.Millisecond))
-		}
-	}
-	if a, ok := backend.(changedAnalyzer); ok {
-		start := time.Now()
-		tables, err := a.AnalyzeChanged(ctx, true)
-		if err != nil {
-			fmt.Fprintf(stderr, "reportdb import: VACUUM (ANALYZE) after the import failed: %v\n", err)
-		} else if len(tables) > 0 {
-			fmt.Fprintf(stderr, "vacuumed and analyzed %d tables in %s\n", len(tables), time.Since(start).Round(time.Millisecond))
-		}
-	}
-	if sh, ok := backend.(loadShrinker); ok {
-		// the tables a long load leaves bloated, rewritten now (they would
-		// stay so: VACUUM frees space but does not give it back)
-		start := time.Now()
-		did, err := sh.ShrinkAfterLoad(ctx)
-		if err != nil {
-			fmt.Fprintf(stderr, "reportdb import: rewriting bloated tables after the import failed: %v\n", err)
-		} else if len(did) > 0 {
-			fmt.Fprintf(stderr, "rewrote %s in %s\n", strings.Join(did, ", "), time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(stderr, "reportdb import: %s after the import failed: %v\n", step.What, err)
+		} else if did != "" {
+			fmt.Fprintf(stderr, "%s in %s\n", did, time.Since(start).Round(time.Millisecond))
 		}
 	}
 }
