@@ -119,8 +119,7 @@ func access(ctx context.Context, d dialect.Dialect, p *query.Plan, o opt.Options
 	var n *narrowing
 	var k *keying
 	if a.Narrow != nil {
-		n = &narrowing{p: p, d: d, opts: a.RowsOptions(), column: a.Narrow.Column, desc: a.Narrow.Desc,
-			unique: a.Narrow.Unique, sql: a.Narrow.SpansSQL}
+		n = &narrowing{Narrowing: a.Narrow, a: a, p: p}
 		if a.Fallback != nil {
 			n.fallback = &keyedStatement{k: &keying{rk: d.Capabilities().ReportKeys, keys: a.Keys}, b: a.Fallback}
 		}

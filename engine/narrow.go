@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"reportdb/query"
+	"reportdb/query/opt"
 	"reportdb/query/sqlgen"
-	"reportdb/schema/dialect"
 	"reportdb/store"
 )
 
@@ -35,13 +35,9 @@ const NarrowSpan = int64(24 * 60 * 60 * 1000)
 // the hash answers (narrowing.fallback; the plain statement on a dialect
 // that keeps no keys).
 type narrowing struct {
-	p      *query.Plan
-	d      dialect.Dialect
-	opts   []sqlgen.Option
-	column string
-	desc   bool
-	unique bool   // by the day of one report (sqlgen.Narrow.Unique)
-	sql    string // the days' spans (dialect.ReportDays, or dialect.EventDays for events by timestamp)
+	*opt.Narrowing // the column and direction, or by the day of one report (Unique), and the days' spans
+	a              *opt.Access
+	p              *query.Plan
 	// fallback, when set, answers a narrowed lookup by one report's hash
 	// whose head has no row (a report older than the head's days, or an
 	// unknown hash) in place of the plain statement: the statement keyed
@@ -56,8 +52,7 @@ type keyedStatement struct {
 }
 
 func (n *narrowing) render(w sqlgen.Narrow) (*sqlgen.Built, error) {
-	w.Column, w.Desc, w.Unique = n.column, n.desc, n.unique
-	return sqlgen.Select(n.d, n.p, append(n.opts[:len(n.opts):len(n.opts)], sqlgen.Narrowed(w))...)
+	return n.a.Head(n.p, w)
 }
 
 // head reads the days' spans and renders the head's statement; ok is
@@ -65,12 +60,12 @@ func (n *narrowing) render(w sqlgen.Narrow) (*sqlgen.Built, error) {
 // is set when every day's span lies within the head's bound, so that the
 // rest has no row.
 func (n *narrowing) head(ctx context.Context, q store.Querier) (b *sqlgen.Built, w sqlgen.Narrow, restEmpty, ok bool, err error) {
-	days, err := readSpans(ctx, q, n.sql)
+	days, err := readSpans(ctx, q, n.SpansSQL)
 	if err != nil || len(days) == 0 {
 		return nil, w, false, false, err
 	}
 	// the bound: NarrowSpan before the newest time (after the oldest)
-	if n.desc {
+	if n.Desc {
 		edge := days[0].max
 		for _, s := range days {
 			edge = max(edge, s.max)
@@ -85,7 +80,7 @@ func (n *narrowing) head(ctx context.Context, q store.Querier) (b *sqlgen.Built,
 	}
 	// the head's days: those whose span reaches the bound
 	w.Lo, w.Hi, _ = idRange(days, func(s daySpan) bool {
-		if n.desc {
+		if n.Desc {
 			return s.max >= w.Bound
 		}
 		return s.min <= w.Bound
@@ -95,9 +90,9 @@ func (n *narrowing) head(ctx context.Context, q store.Querier) (b *sqlgen.Built,
 	restEmpty = true
 	for _, s := range days {
 		switch {
-		case n.unique:
+		case n.Unique:
 			restEmpty = restEmpty && s.lo >= w.Lo
-		case n.desc:
+		case n.Desc:
 			restEmpty = restEmpty && s.min >= w.Bound
 		default:
 			restEmpty = restEmpty && s.max <= w.Bound
@@ -156,12 +151,12 @@ func (r *narrowedRows) Next() bool {
 	// the head is read
 	r.last = true
 	p := r.n.p
-	if r.restEmpty || (r.n.unique && r.got > 0) || (!r.n.unique && r.got >= p.Limit) {
+	if r.restEmpty || (r.n.Unique && r.got > 0) || (!r.n.Unique && r.got >= p.Limit) {
 		return false
 	}
 	var next *sqlgen.Built
 	switch {
-	case r.n.unique && r.n.fallback != nil:
+	case r.n.Unique && r.n.fallback != nil:
 		// the head's rows are closed first: on a snapshot's one
 		// connection the keys' statement could not run beside them
 		r.cur.Close()
@@ -170,7 +165,7 @@ func (r *narrowedRows) Next() bool {
 			return false
 		}
 		next = r.n.fallback.b
-	case r.n.unique || (r.got == 0 && p.Offset > 0):
+	case r.n.Unique || (r.got == 0 && p.Offset > 0):
 		next = r.plain
 	default:
 		// the head had all of its rows from the offset on: the page
@@ -179,9 +174,7 @@ func (r *narrowedRows) Next() bool {
 		rest.Limit, rest.Offset = p.Limit-r.got, 0
 		w := r.w
 		w.Rest = true
-		nr := *r.n
-		nr.p = &rest
-		b, err := nr.render(w)
+		b, err := r.n.a.Head(&rest, w)
 		if err != nil {
 			r.err = err
 			return false
@@ -218,7 +211,7 @@ type hashHead struct {
 	at time.Time
 }
 
-// head is n.head, except that a lookup by one report's hash (n.unique)
+// head is n.head, except that a lookup by one report's hash (n.Unique)
 // reuses for HashHeadTTL the bound that the last one read from the days'
 // spans, instead of reading them again: a round trip of the two that
 // Puppetboard's report page makes for its events. Any bound is right for
@@ -229,7 +222,7 @@ type hashHead struct {
 // statement (an unknown hash, or a report older than the bound). An old bound makes the
 // head read a day more after midnight, until it is read again.
 func (e *Engine) head(ctx context.Context, q store.Querier, n *narrowing) (b *sqlgen.Built, w sqlgen.Narrow, restEmpty, ok bool, err error) {
-	if !n.unique {
+	if !n.Unique {
 		return n.head(ctx, q)
 	}
 	if c := e.hashHead.Load(); c != nil && time.Since(c.at) < HashHeadTTL {

@@ -41,7 +41,7 @@ func narrowable(a *Access, caps dialect.Capabilities, p *query.Plan) bool {
 		return false
 	}
 	a.Narrow = &Narrowing{Column: col, Desc: desc, Unique: unique, SpansSQL: sql}
-	if b, err := a.Head(sqlgen.Narrow{}); err != nil || !b.Narrowed {
+	if b, err := a.Head(nil, sqlgen.Narrow{}); err != nil || !b.Narrowed {
 		a.Narrow = nil
 		return false
 	}

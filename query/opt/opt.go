@@ -111,16 +111,15 @@ type Narrowing struct {
 	SpansSQL string
 }
 
-// RowsOptions are the options of the rows statement but the statement's
-// kind (sqlgen.Using) and a narrowed head's bound (sqlgen.Narrowed), to
-// render a narrowed plan's head and rest with.
-func (a *Access) RowsOptions() []sqlgen.Option { return a.opts[:len(a.opts):len(a.opts)] }
-
 // Head renders the statement of a narrowed plan's head (or, with
-// w.Rest, of the rest) bounded by w.
-func (a *Access) Head(w sqlgen.Narrow) (*sqlgen.Built, error) {
+// w.Rest, of the rest) bounded by w: of the plan chosen for, or of p
+// when it is not nil (the rest of a page, with the limit left).
+func (a *Access) Head(p *query.Plan, w sqlgen.Narrow) (*sqlgen.Built, error) {
+	if p == nil {
+		p = a.p
+	}
 	w.Column, w.Desc, w.Unique = a.Narrow.Column, a.Narrow.Desc, a.Narrow.Unique
-	return sqlgen.Select(a.d, a.p, append(a.RowsOptions(), sqlgen.Narrowed(w))...)
+	return sqlgen.Select(a.d, p, append(a.opts[:len(a.opts):len(a.opts)], sqlgen.Narrowed(w))...)
 }
 
 // String names the choice, e.g. "narrowed(end_time desc) +events-apart".
