@@ -9,18 +9,19 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// waitRows waits until sql (a count) answers want on c.
+// waitRows waits until sql (a count) answers want on c (the table may
+// not be there yet either).
 func waitRows(t *testing.T, c *Cluster, sql string, want int, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
 		var n int
-		c.QueryRow(t, sql, &n)
-		if n == want {
+		err := c.TryQueryRow(sql, &n)
+		if err == nil && n == want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s on %s: %d after %v, want %d", sql, c.HostPort(), n, within, want)
+			t.Fatalf("%s on %s: %d (%v) after %v, want %d", sql, c.HostPort(), n, err, within, want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
