@@ -16,6 +16,7 @@ import (
 	"reportdb/engine"
 	"reportdb/ingest"
 	"reportdb/service"
+	"reportdb/store"
 	"reportdb/upstream"
 )
 
@@ -98,6 +99,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !acceptsJSON(r.Header.Values("Accept")) {
 		s.writeError(w, r, &reportdb.Error{Code: reportdb.ENOTACCEPT, Message: "must accept application/json"})
 		return
+	}
+	if v := r.Header.Get(store.ConsistencyHeader); v != "" {
+		c, err := store.ParseConsistency(v)
+		if err != nil {
+			s.writeError(w, r, &reportdb.Error{Code: reportdb.EINVALID, Message: err.Error()})
+			return
+		}
+		r = r.WithContext(store.WithConsistency(r.Context(), c))
 	}
 	s.mux.ServeHTTP(w, r)
 }

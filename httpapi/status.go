@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 
 	"reportdb/jsonv"
+	"reportdb/store"
 )
 
 func obj(kv ...any) *jsonv.Object {
@@ -36,11 +38,48 @@ func (s *Server) backendUp(r *http.Request) bool {
 	return s.backend.Ping(ctx) == nil
 }
 
+// databasesService is the name of the status service of the database
+// servers (PostgreSQL: the primary and the read replicas).
+const databasesService = "reportdb-databases"
+
+// databasesStatus is the state of the database servers, nil for a
+// backend without servers of its own (the embedded store).
+func (s *Server) databasesStatus() *jsonv.Object {
+	ds, ok := s.backend.(store.DatabaseServers)
+	if !ok {
+		return nil
+	}
+	list := ds.DatabaseServers()
+	servers := make([]any, 0, len(list))
+	state := "running"
+	if len(list) == 0 {
+		state = "error" // PostgreSQL not reached yet
+	}
+	for _, d := range list {
+		o := obj("server", d.Server, "role", d.Role, "up?", d.Up)
+		if d.Role == "replica" {
+			o = obj("server", d.Server, "role", d.Role, "up?", d.Up, "in_rotation?", d.InRotation,
+				"lag_seconds", jsonv.Number(strconv.FormatFloat(d.Lag.Seconds(), 'f', 3, 64)))
+		} else if !d.Up {
+			state = "error"
+		}
+		o.Keys = append(o.Keys, "queries")
+		o.Values = append(o.Values, jsonv.Number(strconv.FormatInt(d.Queries, 10)))
+		servers = append(servers, o)
+	}
+	return obj("service_version", s.cfg.PuppetDBVersion, "service_status_version", jsonv.Number("1"),
+		"detail_level", "info", "state", state, "status", obj("servers", servers), "active_alerts", []any{})
+}
+
 func (s *Server) handleStatusServices(w http.ResponseWriter, r *http.Request) {
 	st := s.puppetdbStatus(r)
 	all := obj("puppetdb-status", st,
 		"status-service", obj("service_version", "1.1.1", "service_status_version", jsonv.Number("1"),
 			"detail_level", "info", "state", "running", "status", obj(), "active_alerts", []any{}))
+	if db := s.databasesStatus(); db != nil {
+		all.Keys = append(all.Keys, databasesService)
+		all.Values = append(all.Values, db)
+	}
 	writeCompact(w, http.StatusOK, all)
 }
 
@@ -56,6 +95,15 @@ func (s *Server) handleStatusService(w http.ResponseWriter, r *http.Request) {
 			code = http.StatusServiceUnavailable
 		}
 		writeCompact(w, code, st)
+	case databasesService:
+		st := s.databasesStatus()
+		if st == nil {
+			writeCompact(w, http.StatusNotFound, obj("kind", "service-not-found", "msg", "No status information found for service "+name))
+			return
+		}
+		st.Keys = append(st.Keys, "service_name")
+		st.Values = append(st.Values, name)
+		writeCompact(w, http.StatusOK, st)
 	case "status-service":
 		writeCompact(w, http.StatusOK, obj("service_version", "1.1.1", "service_status_version", jsonv.Number("1"),
 			"detail_level", "info", "state", "running", "status", obj(), "active_alerts", []any{}, "service_name", name))

@@ -94,6 +94,8 @@ type Metrics struct {
 	retentionAt  prometheus.Gauge
 
 	pool atomic.Pointer[func() []PoolStats]
+	// servers reports the database servers (SetDatabaseServers)
+	servers atomic.Pointer[func() []store.DatabaseServer]
 }
 
 type ingestSeries struct {
@@ -186,7 +188,7 @@ func New(endpoints ...string) *Metrics {
 
 	m.reg.MustRegister(m.ingestTotal, m.ingestDuration, m.queryTotal, m.queryDuration,
 		m.batchSize, m.batchTotal, m.retentionRun, m.retentionDel, m.retentionDur, m.retentionAt,
-		poolCollector{m})
+		poolCollector{m}, serverCollector{m})
 	return m
 }
 

@@ -642,6 +642,9 @@ func transientReason(err error) (string, bool) {
 			return "a lock was not granted in time", true
 		case c == "53300":
 			return "too many connections", true
+		case c == "25006":
+			// a standby: the URL names one, or a failover is under way
+			return "the database is read-only", true
 		case c == "57P01" || c == "57P02" || c == "57P03":
 			return "the database is shutting down or starting", true
 		case strings.HasPrefix(c, "08"):

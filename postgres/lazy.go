@@ -180,6 +180,15 @@ func (l *Lazy) Query(ctx context.Context, st store.Statement) (store.Rows, error
 	return nil, l.unavailable()
 }
 
+// DatabaseServers implements store.DatabaseServers: none while
+// PostgreSQL is unavailable.
+func (l *Lazy) DatabaseServers() []store.DatabaseServer {
+	if db := l.DB(); db != nil {
+		return db.DatabaseServers()
+	}
+	return nil
+}
+
 func (l *Lazy) Ping(ctx context.Context) error {
 	if db := l.DB(); db != nil {
 		return db.Ping(ctx)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"reportdb/store"
 )
@@ -53,7 +54,7 @@ func plannedBatch(st store.Statement) *pgx.Batch {
 // its values).
 func sendPlanned(ctx context.Context, c interface {
 	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
-}, st store.Statement, done func(reset bool)) (store.Rows, error) {
+}, st store.Statement, done func(reset bool)) (*pgRows, error) {
 	br := c.SendBatch(ctx, plannedBatch(st))
 	if _, err := br.Exec(); err != nil {
 		br.Close()
@@ -75,12 +76,12 @@ func sendPlanned(ctx context.Context, c interface {
 	}}, nil
 }
 
-// queryPlanned runs a read statement on a connection of the pool.
-func (db *DB) queryPlanned(ctx context.Context, st store.Statement) (store.Rows, error) {
+// queryPlanned runs a read statement on a connection of pool.
+func queryPlanned(ctx context.Context, pool *pgxpool.Pool, st store.Statement) (*pgRows, error) {
 	if !st.ValueSensitive {
-		return queryGeneric(ctx, db.pool, st)
+		return queryGeneric(ctx, pool, st)
 	}
-	conn, err := db.pool.Acquire(ctx)
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -103,7 +104,7 @@ func (db *DB) queryPlanned(ctx context.Context, st store.Statement) (store.Rows,
 
 // query runs a read statement in a transaction (a failed statement
 // aborts it, which takes back the SET).
-func (q querier) query(ctx context.Context, st store.Statement) (store.Rows, error) {
+func (q querier) query(ctx context.Context, st store.Statement) (*pgRows, error) {
 	if !st.ValueSensitive {
 		return queryGeneric(ctx, q.tx, st)
 	}
@@ -114,7 +115,7 @@ func (q querier) query(ctx context.Context, st store.Statement) (store.Rows, err
 // a session of the pool, its generic plan (plan_cache_mode).
 func queryGeneric(ctx context.Context, on interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, st store.Statement) (store.Rows, error) {
+}, st store.Statement) (*pgRows, error) {
 	rows, err := on.Query(ctx, st.SQL, st.Args...)
 	if err != nil {
 		return nil, mapError(err)

@@ -56,6 +56,11 @@ type DB struct {
 
 	analyze analyzer // statistics upkeep after ingest (analyze.go)
 
+	// primary is the write pool's server, as a server reads go to;
+	// replicas the read replicas (nil: none)
+	primary  dbServer
+	replicas *replicaSet
+
 	now           func() time.Time // the clock of partitionsAhead
 	partitionsBG  sync.WaitGroup   // the partitions-ahead loop (partitionLoop)
 	stopPartition context.CancelFunc
@@ -76,6 +81,15 @@ type Options struct {
 	PartitionInterval time.Duration
 	// Now is the clock that says which days are coming (nil: time.Now).
 	Now func() time.Time
+	// ReadURLs are hot standbys of the database that answer queries
+	// (see replicas.go); none: the primary answers everything.
+	ReadURLs []string
+	// MaxReplicaLag is how far behind the primary a replica may be and
+	// still answer (0: DefaultMaxReplicaLag).
+	MaxReplicaLag time.Duration
+	// ReplicaCheckInterval is how often the replicas' lag is measured (0:
+	// DefaultReplicaCheckInterval).
+	ReplicaCheckInterval time.Duration
 }
 
 // DefaultPartitionInterval is how often the partitions of the coming days
@@ -97,6 +111,83 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("database URL: %w", err)
 	}
+	sessionDefaults(cfg)
+	if len(cfg.ConnConfig.Fallbacks) > 0 && cfg.ConnConfig.ValidateConnect == nil {
+		// several hosts: writes go to the one that takes them (a
+		// standby promoted after a failover), as libpq's
+		// target_session_attrs=read-write, which the URL may also say
+		cfg.ConnConfig.ValidateConnect = pgconn.ValidateConnectTargetSessionAttrsReadWrite
+	}
+	if opt.MaxConns > 0 {
+		cfg.MaxConns = opt.MaxConns
+	} else if cfg.MaxConns < 8 {
+		cfg.MaxConns = 8
+	}
+	// the slow-query log's breakdown of a request (trace.go)
+	cfg.ConnConfig.Tracer = stepTracer{}
+	db := &DB{partitions: map[int64]bool{}, rollupVacuumEvery: opt.RollupVacuumInterval,
+		rollupVacuumed: map[string]time.Time{}, now: opt.Now}
+	db.primary.up.Store(true)
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		db.connectedTo(serverName(c))
+		return nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	db.pool, db.primary.pool = pool, pool
+	if db.now == nil {
+		db.now = time.Now
+	}
+	switch cfg.ConnConfig.DefaultQueryExecMode {
+	case pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol:
+		db.dialect.TextResults = true // results in text format
+	}
+	if db.rollupVacuumEvery == 0 {
+		db.rollupVacuumEvery = DefaultRollupVacuumInterval
+	}
+	if err := db.Migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	var hasCUTF8 bool
+	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'C.utf8')`).Scan(&hasCUTF8); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if hasCUTF8 {
+		db.dialect.RegexCollation = "C.utf8"
+	}
+	// the partitions around today now, and those of the coming days
+	// from then on, so that the first report of a day finds its
+	// partition
+	if err := db.CreatePartitionsAhead(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if len(opt.ReadURLs) > 0 {
+		if err := db.openReplicas(opt.ReadURLs, cfg, opt); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	every := opt.PartitionInterval
+	if every == 0 {
+		every = DefaultPartitionInterval
+	}
+	if every > 0 {
+		bg, cancel := context.WithCancel(context.Background())
+		db.stopPartition = cancel
+		db.partitionsBG.Add(1)
+		go db.partitionLoop(bg, every)
+	}
+	return db, nil
+}
+
+// sessionDefaults sets the session settings of reportdb's connections
+// that the URL does not set itself.
+func sessionDefaults(cfg *pgxpool.Config) {
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "reportdb"
 	// Session defaults; a value set in the database URL wins.
@@ -143,59 +234,6 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 			cfg.ConnConfig.RuntimeParams[d.name] = d.value
 		}
 	}
-	if opt.MaxConns > 0 {
-		cfg.MaxConns = opt.MaxConns
-	} else if cfg.MaxConns < 8 {
-		cfg.MaxConns = 8
-	}
-	// the slow-query log's breakdown of a request (trace.go)
-	cfg.ConnConfig.Tracer = stepTracer{}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	db := &DB{pool: pool, partitions: map[int64]bool{}, rollupVacuumEvery: opt.RollupVacuumInterval,
-		rollupVacuumed: map[string]time.Time{}, now: opt.Now}
-	if db.now == nil {
-		db.now = time.Now
-	}
-	switch cfg.ConnConfig.DefaultQueryExecMode {
-	case pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol:
-		db.dialect.TextResults = true // results in text format
-	}
-	if db.rollupVacuumEvery == 0 {
-		db.rollupVacuumEvery = DefaultRollupVacuumInterval
-	}
-	if err := db.Migrate(ctx); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	var hasCUTF8 bool
-	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'C.utf8')`).Scan(&hasCUTF8); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	if hasCUTF8 {
-		db.dialect.RegexCollation = "C.utf8"
-	}
-	// the partitions around today now, and those of the coming days
-	// from then on, so that the first report of a day finds its
-	// partition
-	if err := db.CreatePartitionsAhead(ctx); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	every := opt.PartitionInterval
-	if every == 0 {
-		every = DefaultPartitionInterval
-	}
-	if every > 0 {
-		bg, cancel := context.WithCancel(context.Background())
-		db.stopPartition = cancel
-		db.partitionsBG.Add(1)
-		go db.partitionLoop(bg, every)
-	}
-	return db, nil
 }
 
 // CreatePartitionsAhead creates the day partitions of yesterday (for the
@@ -402,6 +440,9 @@ func (db *DB) Close() error {
 		db.partitionsBG.Wait()
 	}
 	db.analyze.wg.Wait()
+	if db.replicas != nil {
+		db.replicas.close()
+	}
 	db.pool.Close()
 	return nil
 }
@@ -410,31 +451,89 @@ func (db *DB) Close() error {
 func (db *DB) Ping(ctx context.Context) error { return mapError(db.pool.Ping(ctx)) }
 
 // Snapshot implements store.Backend with a REPEATABLE READ, read-only
-// transaction (so a count and its rows agree).
+// transaction (so a count and its rows agree), on the server reader
+// picks. A replica that fails before any row was read (it went away, or
+// cancelled the statement for a conflict with recovery) hands the
+// snapshot to the primary.
 func (db *DB) Snapshot(ctx context.Context, fn func(store.Querier) error) error {
-	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return mapError(err) // a lost or refused connection is a 503, not a 500
+	s := db.reader(ctx)
+	seen, err := db.snapshotOn(ctx, s, fn)
+	if err != nil && !seen && retryElsewhere(s, err) && ctx.Err() == nil {
+		_, err = db.snapshotOn(ctx, &db.primary, fn)
 	}
-	defer tx.Rollback(context.Background())
-	if err := fn(querier{tx}); err != nil {
-		return err
-	}
-	return mapError(tx.Commit(ctx))
+	return err
 }
 
-type querier struct{ tx pgx.Tx }
+// snapshotOn runs fn in a snapshot on server s; seen says whether any of
+// its statements returned a row.
+func (db *DB) snapshotOn(ctx context.Context, s *dbServer, fn func(store.Querier) error) (seen bool, err error) {
+	start := time.Now()
+	defer func() { s.served(time.Since(start)) }()
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return false, mapError(err) // a lost or refused connection is a 503, not a 500
+	}
+	defer tx.Rollback(context.Background())
+	if err := fn(querier{tx, &seen}); err != nil {
+		return seen, err
+	}
+	return seen, mapError(tx.Commit(ctx))
+}
+
+type querier struct {
+	tx   pgx.Tx
+	seen *bool // set once a statement returns a row
+}
 
 // Query runs a read query in a snapshot (see queryPlanned for how it is
 // planned).
 func (q querier) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
-	return q.query(ctx, st)
+	rows, err := q.query(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	rows.seen = q.seen
+	return rows, nil
 }
 
 // Query implements store.Querier for a single statement (no explicit
-// transaction: one round trip).
+// transaction: one round trip), on the server reader picks; a replica
+// that fails before the first row hands the statement to the primary.
 func (db *DB) Query(ctx context.Context, st store.Statement) (store.Rows, error) {
-	return db.queryPlanned(ctx, st)
+	s := db.reader(ctx)
+	rows, err := db.queryOn(ctx, s, st)
+	if err != nil && retryElsewhere(s, err) && ctx.Err() == nil {
+		s = &db.primary
+		rows, err = db.queryOn(ctx, s, st)
+	}
+	if err != nil || !s.replica {
+		return rows, err
+	}
+	return &replicaRows{cur: rows, retry: func() (*pgRows, error) {
+		if ctx.Err() != nil {
+			return nil, mapError(ctx.Err())
+		}
+		return db.queryOn(ctx, &db.primary, st)
+	}}, nil
+}
+
+// queryOn runs a read statement on server s, counting it there once its
+// rows are closed.
+func (db *DB) queryOn(ctx context.Context, s *dbServer, st store.Statement) (*pgRows, error) {
+	start := time.Now()
+	rows, err := queryPlanned(ctx, s.pool, st)
+	if err != nil {
+		s.served(time.Since(start))
+		return nil, err
+	}
+	finish := rows.finish
+	rows.finish = func() {
+		if finish != nil {
+			finish()
+		}
+		s.served(time.Since(start))
+	}
+	return rows, nil
 }
 
 // pgRows adapts pgx rows: Scan into *any yields text[] as []string (pgx
@@ -456,6 +555,20 @@ type pgRows struct {
 	// finish, when set, runs once when the rows are closed (the rest of
 	// a value-sensitive statement's pipeline: see queryPlanned)
 	finish func()
+	// seen, when set, is set once a row was read (a snapshot's rows:
+	// Snapshot retries on the primary only when no row was read)
+	seen *bool
+}
+
+// Next advances to the next row, noting in seen that one was read.
+func (r *pgRows) Next() bool {
+	if !r.Rows.Next() {
+		return false
+	}
+	if r.seen != nil {
+		*r.seen = true
+	}
+	return true
 }
 
 // Close closes the rows, then finishes what they were part of.

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"reportdb/engine"
 	"reportdb/httpapi"
+	"reportdb/internal/config"
 	"reportdb/postgres"
 	"reportdb/sqlite"
 )
@@ -40,8 +43,17 @@ func openServeBackend(ctx context.Context, cfg *serveConfig, log *slog.Logger) (
 		if err := checkDatabaseURL(cfg.Database); err != nil {
 			return nil, "", err
 		}
+		for _, u := range cfg.ReadDatabases {
+			if err := checkDatabaseURL(u); err != nil {
+				return nil, "", fmt.Errorf("read-database: %w", err)
+			}
+			if _, err := pgxpool.ParseConfig(u); err != nil {
+				return nil, "", fmt.Errorf("read-database %s: %w", config.MaskDatabase(u), err)
+			}
+		}
 		db, err := postgres.OpenLazily(ctx, cfg.Database, postgres.LazyOptions{
-			Options:   postgres.Options{MaxConns: int32(poolSize(cfg))},
+			Options: postgres.Options{MaxConns: int32(poolSize(cfg)), ReadURLs: cfg.ReadDatabases,
+				MaxReplicaLag: cfg.MaxReplicaLag},
 			Log:       log,
 			Permanent: permanentDatabaseError,
 			Describe:  func(err error) error { return databaseError(cfg.Database, err) },

@@ -163,6 +163,9 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 
 	m := metrics.New(httpapi.Endpoints()...)
 	m.SetPoolStats(poolStats(backend))
+	if ds, ok := backend.(store.DatabaseServers); ok {
+		m.SetDatabaseServers(ds.DatabaseServers)
+	}
 	committer := ingest.NewCommitterWriters(backend, cfg.MaxBatch, cfg.Writers)
 	// rollups are compacted every interval, and once ingest goes idle
 	compaction := &store.Compaction{Interval: store.DefaultCompactInterval, Idle: store.DefaultCompactIdle, Log: log}
@@ -278,6 +281,9 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger, ready func(l
 	go fleetState.Run(bg, api.Queries(), fleetRefresh, func(err error) { log.Error("loading the fleet state", "err", err) })
 
 	common := []any{"database", kind}
+	if n := len(cfg.ReadDatabases); n > 0 {
+		common = append(common, "read_databases", n, "max_replica_lag", cfg.MaxReplicaLag)
+	}
 	if kind == "sqlite" {
 		common = append(common, "data_dir", cfg.DataDir)
 	}

@@ -34,6 +34,8 @@ type Config struct {
 	CertAllowlist  string
 	DataDir        string
 	Database       string
+	ReadDatabases  []string
+	MaxReplicaLag  time.Duration
 	MaxConnections int
 	MaxBodyBytes   int64
 	QueryTimeout   time.Duration
@@ -120,6 +122,8 @@ func Defaults() *Config {
 		MaxInflightBodyBytes: 128 << 20,
 		MemoryLimit:          256 << 20,
 
+		MaxReplicaLag: 5 * time.Second,
+
 		// the version the recorded conformance answers were taken from
 		PuppetDBVersion: "7.12.1",
 	}
@@ -149,6 +153,8 @@ var Settings = []*Setting{
 	{Key: "cert-allowlist", Help: "`FILE` of certnames (client certificate CNs) allowed on tls-listen, one per line; others get 403; empty: every certificate of tls-ca", field: func(c *Config) any { return &c.CertAllowlist }},
 	{Key: "data-dir", Help: "`DIR` holding the embedded database", field: func(c *Config) any { return &c.DataDir }},
 	{Key: "database", Help: "PostgreSQL `URL`, e.g. postgres://user@host/db; empty: embedded database", Secret: true, field: func(c *Config) any { return &c.Database }},
+	{Key: "read-database", Help: "PostgreSQL `URL` of a hot standby of database that answers queries, the dashboard and the fleet state (repeat for several; in the environment one per line, in the configuration file a list); writes and background work stay on database. See docs/replicas.md", Secret: true, field: func(c *Config) any { return &c.ReadDatabases }},
+	{Key: "max-replica-lag", Help: "how far a read-database's replay may be behind database (`DURATION`) and still answer queries; further behind, database answers until it catches up", field: func(c *Config) any { return &c.MaxReplicaLag }},
 	{Key: "max-connections", Help: "PostgreSQL connection pool size `N`; 0: automatic: max-concurrent-queries + 1 (the slot kept for small queries) + writers + 2, at least 8, so that writers never wait behind queries for a connection", field: func(c *Config) any { return &c.MaxConnections }},
 	{Key: "max-body-bytes", Help: "largest accepted report body in bytes (`N`), after gzip decoding; larger gets 413", field: func(c *Config) any { return &c.MaxBodyBytes }},
 	{Key: "query-timeout", Help: "longest a query may run (`DURATION`); a query's timeout parameter (PuppetDB 8) can shorten it, never lengthen it", field: func(c *Config) any { return &c.QueryTimeout }},
@@ -229,6 +235,15 @@ func (s *Setting) Set(c *Config, value string) error {
 			return err
 		}
 		*p = d
+	case *[]string:
+		// one value per line: a repeated flag's values, the environment's
+		// lines, a configuration file's list
+		*p = nil
+		for _, v := range strings.Split(value, "\n") {
+			if v = strings.TrimSpace(v); v != "" {
+				*p = append(*p, v)
+			}
+		}
 	default:
 		panic("config: unsupported field type")
 	}
@@ -248,8 +263,15 @@ func (s *Setting) Format(c *Config) string {
 		return strconv.FormatBool(*p)
 	case *time.Duration:
 		return FormatDuration(*p)
+	case *[]string:
+		return strings.Join(*p, "\n")
 	}
 	panic("config: unsupported field type")
+}
+
+func (s *Setting) isList() bool {
+	_, ok := s.field(&Config{}).(*[]string)
+	return ok
 }
 
 func (s *Setting) isBool() bool {
@@ -423,8 +445,10 @@ func (f *rawFlag) Set(v string) error {
 	if err := f.s.Set(&Config{}, v); err != nil {
 		return err
 	}
-	if _, seen := f.values[f.s.Key]; !seen {
+	if old, seen := f.values[f.s.Key]; !seen {
 		*f.order = append(*f.order, f.s.Key)
+	} else if f.s.isList() {
+		v = old + "\n" + v // a list's flag is repeated
 	}
 	f.values[f.s.Key] = v
 	return nil
@@ -469,10 +493,21 @@ func applyYAML(c *Config, data []byte) ([]string, error) {
 			return nil, fmt.Errorf("line %d: %q given twice", k.Line, k.Value)
 		}
 		seen[k.Value] = true
-		if v.Kind != yaml.ScalarNode {
+		val := v.Value
+		switch {
+		case v.Kind == yaml.SequenceNode && s.isList():
+			var vals []string
+			for _, e := range v.Content {
+				if e.Kind != yaml.ScalarNode {
+					return nil, fmt.Errorf("line %d: %s must be a list of values", e.Line, k.Value)
+				}
+				vals = append(vals, e.Value)
+			}
+			val = strings.Join(vals, "\n")
+			v = &yaml.Node{Kind: yaml.ScalarNode, Value: val, Tag: "!!str"}
+		case v.Kind != yaml.ScalarNode:
 			return nil, fmt.Errorf("line %d: %s must be a single value", v.Line, k.Value)
 		}
-		val := v.Value
 		if v.Tag == "!!null" {
 			if _, ok := s.field(c).(*string); !ok {
 				return nil, fmt.Errorf("line %d: %s has no value", v.Line, k.Value)
@@ -562,6 +597,10 @@ func (c *Config) Validate() error {
 	positive("max-inflight-body-bytes", c.MaxInflightBodyBytes > 0)
 	positive("gc-interval (to turn retention off, set report-ttl to 0)", c.GCInterval > 0)
 	positive("unresponsive", c.Unresponsive > 0)
+	positive("max-replica-lag", c.MaxReplicaLag > 0)
+	if len(c.ReadDatabases) > 0 && c.Database == "" {
+		errs = append(errs, errors.New("read-database needs database: read replicas are PostgreSQL standbys of it"))
+	}
 	for _, n := range []struct {
 		key string
 		ok  bool
@@ -611,7 +650,15 @@ func (l *Loaded) Print(w io.Writer) error {
 			v = MaskDatabase(v)
 		}
 		val := &yaml.Node{Kind: yaml.ScalarNode, Value: v}
-		switch s.field(l.Config).(type) {
+		switch p := s.field(l.Config).(type) {
+		case *[]string:
+			val = &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+			for _, e := range *p {
+				if s.Secret {
+					e = MaskDatabase(e)
+				}
+				val.Content = append(val.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: e, Tag: "!!str"})
+			}
 		case *string:
 			val.Tag = "!!str"
 			if v == "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,7 @@ func TestEnvAndFlagErrors(t *testing.T) {
 // gives the same configuration, with the database password masked.
 func TestPrintRoundTrip(t *testing.T) {
 	l, err := Load("serve", []string{"--database", "postgres://rdb:s3cret@db.example:5432/reportdb?sslmode=require",
+		"--read-database", "postgres://rdb:s3cret@standby1:5432/reportdb", "--read-database", "postgres://standby2/reportdb",
 		"--report-ttl", "36h", "--gc-interval", "90m", "--debug-listen", "127.0.0.1:6060", "--slow-query", "1.5s"},
 		env(map[string]string{"REPORTDB_DATA_DIR": "/var/lib/reportdb"}), &bytes.Buffer{})
 	if err != nil {
@@ -133,8 +135,48 @@ func TestPrintRoundTrip(t *testing.T) {
 	}
 	want := *l.Config
 	want.Database = MaskDatabase(want.Database)
-	if *back.Config != want {
+	want.ReadDatabases = []string{"postgres://rdb:xxxxx@standby1:5432/reportdb", "postgres://standby2/reportdb"}
+	if !reflect.DeepEqual(*back.Config, want) {
 		t.Fatalf("round trip:\n%+v\n%+v", *back.Config, want)
+	}
+}
+
+// TestListSetting: read-database is repeated on the command line, one per
+// line in the environment, a list (or one value) in the file; a flag
+// replaces the environment's list, and it needs database.
+func TestListSetting(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		file string
+		want []string
+	}{
+		{args: []string{"--read-database", "postgres://a/db", "--read-database", "postgres://b/db"}, want: []string{"postgres://a/db", "postgres://b/db"}},
+		{env: map[string]string{"REPORTDB_READ_DATABASE": "postgres://a/db\n postgres://b/db\n"}, want: []string{"postgres://a/db", "postgres://b/db"}},
+		{file: "read-database:\n  - postgres://a/db\n  - postgres://b/db\n", want: []string{"postgres://a/db", "postgres://b/db"}},
+		{file: "read-database: postgres://a/db\n", want: []string{"postgres://a/db"}},
+		{env: map[string]string{"REPORTDB_READ_DATABASE": "postgres://a/db"}, args: []string{"--read-database", "postgres://c/db"}, want: []string{"postgres://c/db"}},
+	} {
+		args := append([]string{"--database", "postgres://p/db"}, c.args...)
+		if c.file != "" {
+			args = append(args, "--config", writeFile(t, c.file))
+		}
+		l, err := Load("serve", args, env(c.env), &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		if !reflect.DeepEqual(l.Config.ReadDatabases, c.want) {
+			t.Errorf("%+v: read-database %q, want %q", c, l.Config.ReadDatabases, c.want)
+		}
+	}
+	if _, err := Load("serve", []string{"--read-database", "postgres://a/db"}, env(nil), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "read-database needs database") {
+		t.Errorf("read-database without database: %v", err)
+	}
+	if _, err := Load("serve", []string{"--config", writeFile(t, "read-database:\n  - [x]\n")}, env(nil), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "list of values") {
+		t.Errorf("nested list: %v", err)
+	}
+	if _, err := Load("serve", []string{"--config", writeFile(t, "report-ttl: [1d]\n")}, env(nil), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "single value") {
+		t.Errorf("list for a scalar setting: %v", err)
 	}
 }
 
