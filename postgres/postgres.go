@@ -92,6 +92,11 @@ type Options struct {
 	ReplicaCheckInterval time.Duration
 }
 
+// DefaultConnectTimeout is how long a connection attempt to one host may
+// take, when the URL does not say (connect_timeout), for a database URL
+// of several hosts and for the read replicas.
+const DefaultConnectTimeout = 5 * time.Second
+
 // DefaultPartitionInterval is how often the partitions of the coming days
 // are created ahead by default.
 const DefaultPartitionInterval = time.Hour
@@ -117,6 +122,12 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 		// standby promoted after a failover), as libpq's
 		// target_session_attrs=read-write, which the URL may also say
 		cfg.ConnConfig.ValidateConnect = pgconn.ValidateConnectTargetSessionAttrsReadWrite
+	}
+	if len(cfg.ConnConfig.Fallbacks) > 0 && cfg.ConnConfig.ConnectTimeout == 0 {
+		// a dead host that does not refuse (its machine gone) must not
+		// hold every new connection for the system's TCP timeout before
+		// the next host is tried
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	if opt.MaxConns > 0 {
 		cfg.MaxConns = opt.MaxConns

@@ -145,6 +145,9 @@ func (db *DB) openReplicas(urls []string, base *pgxpool.Config, opt Options) err
 		cfg.ConnConfig.DefaultQueryExecMode = base.ConnConfig.DefaultQueryExecMode
 		cfg.ConnConfig.Tracer = base.ConnConfig.Tracer
 		cfg.MaxConns = base.MaxConns
+		if cfg.ConnConfig.ConnectTimeout == 0 {
+			cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+		}
 		s := &dbServer{replica: true}
 		name := fmt.Sprintf("%s:%d", cfg.ConnConfig.Host, cfg.ConnConfig.Port)
 		s.name.Store(&name)
