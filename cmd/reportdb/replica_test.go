@@ -465,6 +465,18 @@ func TestReplicaConsistency(t *testing.T) {
 		t.Errorf("primary: has the late report %v, read transactions on the standby %v, on the primary %v", a.has, a.replica, a.primary_)
 	}
 
+	req, _ := http.NewRequest("GET", s.base+"/pdb/query/v4/reports", nil)
+	req.Header.Set("X-Reportdb-Consistency", "eventually")
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Error(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(b), "X-Reportdb-Consistency") {
+			t.Errorf("X-Reportdb-Consistency: eventually: %d %s", resp.StatusCode, b)
+		}
+	}
+
 	standby.Exec(t, "SELECT pg_wal_replay_resume()")
 	waitReplayed(t, primary, standby, 30*time.Second)
 	if a := ask("read-your-writes"); !a.has || a.replica < 1 {
@@ -801,6 +813,14 @@ func TestFailoverUnderIngest(t *testing.T) {
 					t.Logf("round %d: reportdb killed and restarted %v after the primary", round, time.Since(killed).Round(time.Millisecond))
 				}
 				time.Sleep(failoverDown - time.Since(killed))
+				// with the primary down, the standby answers queries (an
+				// instance started meanwhile answers 503 until a primary
+				// does)
+				for _, s := range map[bool][]*rserver{false: {a, b}, true: {b}}[kill] {
+					if code, _, body := get(t, s.base+"/pdb/query/v4/reports?"+url.Values{"query": {`["extract",[["function","count"]]]`}}.Encode()); code != 200 {
+						t.Errorf("round %d: a query with the primary down: %d %s", round, code, body)
+					}
+				}
 				standby.Promote(t)
 				t.Logf("round %d: primary %s killed, standby %s promoted %v later", round, primary.HostPort(), standby.HostPort(), time.Since(killed).Round(time.Millisecond))
 				time.Sleep(failoverAfter)
