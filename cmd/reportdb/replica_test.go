@@ -798,6 +798,7 @@ func TestFailoverUnderIngest(t *testing.T) {
 				la.base.Store(ga.base)
 				lb.base.Store(b.base)
 				ctx, cancel := context.WithCancel(context.Background())
+				t.Cleanup(cancel) // the submitters stop if the round fails midway
 				wgA, wgB := la.run(ctx, failoverSubmitter), lb.run(ctx, 2)
 
 				time.Sleep(failoverBefore)
