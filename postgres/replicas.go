@@ -46,6 +46,7 @@ type dbServer struct {
 
 	up         atomic.Bool
 	inRotation atomic.Bool
+	wasIn      atomic.Bool   // has been in rotation since the start
 	lag        atomic.Int64  // nanoseconds
 	replayed   atomic.Uint64 // WAL position replayed, at the last check
 	queries    atomic.Int64
@@ -244,7 +245,11 @@ func (db *DB) checkReplicas(ctx context.Context) {
 			// back once well within the bound, so that a replica at
 			// the edge does not flap
 			s.inRotation.Store(true)
-			slog.Info("read replica in rotation", "server", s.String(), "lag", lag.Round(time.Millisecond))
+			msg := "read replica in rotation"
+			if s.wasIn.Swap(true) {
+				msg = "read replica back in rotation"
+			}
+			slog.Info(msg, "server", s.String(), "lag", lag.Round(time.Millisecond))
 		}
 	}
 }

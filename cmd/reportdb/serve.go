@@ -85,6 +85,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := l.Config
 	log := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
+	// what the packages log on their own (migrations, the read replicas'
+	// rotation, partition upkeep) goes out in the same format and level
+	slog.SetDefault(log)
 	if l.File != "" {
 		log.Info("configuration file read", "file", l.File)
 	}
