@@ -21,7 +21,7 @@ var (
 	descReplicaLag   = prometheus.NewDesc("reportdb_database_replica_lag_seconds", "How far a read replica's replay is behind the primary: how long ago the primary first wrote what it has not replayed.", []string{"server"}, nil)
 	descInRotation   = prometheus.NewDesc("reportdb_database_replica_in_rotation", "Whether a read replica answers queries (1) or is out of rotation (0: down, or more than max-replica-lag behind).", []string{"server"}, nil)
 	descServerReads  = prometheus.NewDesc("reportdb_database_queries_total", "Read transactions (queries, dashboard and fleet reads) answered by the server.", []string{"server", "role"}, nil)
-	descServerReadTm = prometheus.NewDesc("reportdb_database_query_seconds_total", "Time spent in the read transactions the server answered.", []string{"server", "role"}, nil)
+	descServerReadTm = prometheus.NewDesc("reportdb_database_query_seconds_total", "Time from the start to the end of the read transactions the server answered, the time their rows spend in reportdb included.", []string{"server", "role"}, nil)
 )
 
 // serverCollector reads the database servers' state at scrape time.
