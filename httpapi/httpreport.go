@@ -46,10 +46,11 @@ func (s *Server) handleHTTPReport(w http.ResponseWriter, r *http.Request) {
 			if len(b) > MaxYAMLBytes {
 				return nil, reportdb.Errorf(reportdb.ETOOLARGE, "YAML reports are limited to %d bytes (a YAML parse costs many times its size in memory); send larger reports as JSON", MaxYAMLBytes)
 			}
-			if _, err := leaseOf(r).grow(r.Context(), puppetreport.YAMLParseCost(b)); err != nil {
+			y := puppetreport.NewYAMLReport(b) // its nodes counted once, for the charge and the limit
+			if _, err := leaseOf(r).grow(r.Context(), y.ParseCost()); err != nil {
 				return nil, err
 			}
-			doc, err := puppetreport.ParseYAMLLimit(b, s.cfg.MaxBodyBytes)
+			doc, err := y.Parse(s.cfg.MaxBodyBytes)
 			if errors.Is(err, puppetreport.ErrYAMLTooLarge) {
 				return nil, reportdb.Errorf(reportdb.ETOOLARGE, "The report is too large: %v", err)
 			}

@@ -2,6 +2,7 @@ package puppetreport
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -85,18 +86,50 @@ func keySet(keys ...string) map[string]bool {
 // object checks that v is a JSON object without duplicate members and,
 // when allowed is non-nil, without members outside allowed.
 func object(path string, v any, allowed map[string]bool) (fields, error) {
+	return objectAt(fieldPath{s: path}, v, allowed)
+}
+
+// fieldPath is a path, made into text only for an error: s, or, when
+// quoted, member key of s (quotedMember).
+type fieldPath struct {
+	s, key string
+	quoted bool
+}
+
+func (p fieldPath) String() string {
+	if p.quoted {
+		return quotedMember(p.s, p.key)
+	}
+	return p.s
+}
+
+// objectAt is object at a path made into text only for an error.
+func objectAt(path fieldPath, v any, allowed map[string]bool) (fields, error) {
 	o, ok := v.(*jsonv.Object)
 	if !ok || o == nil {
-		return fields{}, errf(path, "must be an object; got %s", describe(v))
+		return fields{}, errf(path.String(), "must be an object; got %s", describe(v))
 	}
-	seen := make(map[string]bool, len(o.Keys))
-	for _, k := range o.Keys {
-		if seen[k] {
-			return fields{}, errf(path, "duplicate property %s", jsonv.AppendString(nil, k))
+	var seen map[string]bool // past a few members; before, a search
+	for i, k := range o.Keys {
+		dup := false
+		switch {
+		case i < 32:
+			dup = slices.Contains(o.Keys[:i], k)
+		case seen == nil:
+			seen = make(map[string]bool, len(o.Keys))
+			for _, e := range o.Keys[:i] {
+				seen[e] = true
+			}
+			fallthrough
+		default:
+			dup = seen[k]
+			seen[k] = true
 		}
-		seen[k] = true
+		if dup {
+			return fields{}, errf(path.String(), "duplicate property %s", jsonv.AppendString(nil, k))
+		}
 		if allowed != nil && !allowed[k] {
-			return fields{}, errf(path, "unknown property %s", jsonv.AppendString(nil, k))
+			return fields{}, errf(path.String(), "unknown property %s", jsonv.AppendString(nil, k))
 		}
 	}
 	return fields{path: path, o: o}, nil
@@ -104,11 +137,11 @@ func object(path string, v any, allowed map[string]bool) (fields, error) {
 
 // fields reads typed members of a checked object.
 type fields struct {
-	path string
+	path fieldPath
 	o    *jsonv.Object
 }
 
-func (f fields) p(k string) string { return member(f.path, k) }
+func (f fields) p(k string) string { return member(f.path.String(), k) }
 
 // value returns member k; present is false when it is absent.
 func (f fields) value(k string) (v any, present bool) { return f.o.Get(k) }
@@ -234,6 +267,23 @@ func timeValue(path string, v any) (rubyTime, error) {
 
 // stringArray returns member k, a required array of strings, as a copy.
 func (f fields) stringArray(k string) ([]any, error) {
+	a, err := f.checkStringArray(k)
+	if err != nil {
+		return nil, err
+	}
+	return copyArray(a), nil
+}
+
+// copyArray is a copy of a (never nil).
+func copyArray(a []any) []any {
+	out := make([]any, len(a))
+	copy(out, a)
+	return out
+}
+
+// checkStringArray checks that member k is an array of strings and
+// returns it (not a copy).
+func (f fields) checkStringArray(k string) ([]any, error) {
 	v, err := f.required(k)
 	if err != nil {
 		return nil, err
@@ -242,14 +292,12 @@ func (f fields) stringArray(k string) ([]any, error) {
 	if !ok {
 		return nil, errf(f.p(k), "must be an array of strings; got %s", describe(v))
 	}
-	out := make([]any, len(a))
 	for i, e := range a {
 		if _, ok := e.(string); !ok {
 			return nil, errf(index(f.p(k), i), "must be a string; got %s", describe(e))
 		}
-		out[i] = e
 	}
-	return out, nil
+	return a, nil
 }
 
 // line returns a source line (integer, numeric string or null/absent) as
@@ -274,5 +322,16 @@ func (f fields) line(k string) (any, error) {
 	if err != nil || (len(lit) > 0 && lit[0] == '+') {
 		return nil, errf(f.p(k), "must be an integer between -2147483648 and 2147483647, a string of such digits or null; got %s", describe(v))
 	}
+	if _, isNumber := v.(jsonv.Number); isNumber && canonicalDecimal(lit) {
+		return v, nil // what FormatInt would write
+	}
 	return jsonv.Number(strconv.FormatInt(n, 10)), nil
+}
+
+// canonicalDecimal reports whether lit, which strconv.ParseInt reads in
+// base 10, is written as strconv.FormatInt writes its value: no plus
+// sign, no leading zero, no minus zero.
+func canonicalDecimal(lit string) bool {
+	d := strings.TrimPrefix(lit, "-")
+	return d != "" && lit[0] != '+' && (d[0] != '0' || lit == "0")
 }

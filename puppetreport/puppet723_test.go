@@ -18,7 +18,7 @@ import (
 // regenerate them with `ruby puppetreport/testdata/puppet723/gen.rb`.
 const puppet723Dir = "testdata/puppet723"
 
-func gunzipFile(t *testing.T, path string) []byte {
+func gunzipFile(t testing.TB, path string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {

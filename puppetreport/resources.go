@@ -13,7 +13,7 @@ func resourceStatuses(f fields) ([]resource, error) {
 	}
 	var out []resource
 	for i, key := range sf.o.Keys {
-		res, keep, err := resourceStatus(quotedMember("resource_statuses", key), key, sf.o.Values[i])
+		res, keep, err := resourceStatus(key, sf.o.Values[i])
 		if err != nil {
 			return nil, err
 		}
@@ -24,8 +24,8 @@ func resourceStatuses(f fields) ([]resource, error) {
 	return out, nil
 }
 
-func resourceStatus(path, key string, v any) (res resource, keep bool, err error) {
-	f, err := object(path, v, statusKeys)
+func resourceStatus(key string, v any) (res resource, keep bool, err error) {
+	f, err := objectAt(fieldPath{s: "resource_statuses", key: key, quoted: true}, v, statusKeys)
 	if err != nil {
 		return res, false, err
 	}
@@ -44,7 +44,7 @@ func resourceStatus(path, key string, v any) (res resource, keep bool, err error
 	if err = f.reqInteger("out_of_sync_count"); err != nil {
 		return res, false, err
 	}
-	if _, err = f.stringArray("tags"); err != nil {
+	if _, err = f.checkStringArray("tags"); err != nil {
 		return res, false, err
 	}
 	if res.events, err = events(f); err != nil {
@@ -53,7 +53,7 @@ func resourceStatus(path, key string, v any) (res resource, keep bool, err error
 	if res.skipped, err = f.reqBool("skipped"); err != nil {
 		return res, false, err
 	}
-	if res.containmentPath, err = f.stringArray("containment_path"); err != nil {
+	if res.containmentPath, err = f.checkStringArray("containment_path"); err != nil {
 		return res, false, err
 	}
 	if res.correctiveChange, err = f.optBool("corrective_change"); err != nil {
@@ -84,6 +84,9 @@ func resourceStatus(path, key string, v any) (res resource, keep bool, err error
 		}
 	}
 	keep = len(res.events) > 0 || res.skipped
+	if keep {
+		res.containmentPath = copyArray(res.containmentPath)
+	}
 	if tv := f.opt("time"); tv != nil {
 		t, err := timeValue(f.p("time"), tv)
 		if err != nil {

@@ -162,6 +162,14 @@ func TestInvalid(t *testing.T) {
 			d.Keys = append(d.Keys, "host")
 			d.Values = append(d.Values, "other")
 		}, `=report: duplicate property "host"`},
+		{"duplicate status past 32", func(d *jsonv.Object) {
+			rs := at(d, "resource_statuses").(*jsonv.Object)
+			first, status := rs.Keys[0], rs.Values[0]
+			for i := range 40 {
+				rs.Keys, rs.Values = append(rs.Keys, fmt.Sprintf("Notify[n%d]", i)), append(rs.Values, status)
+			}
+			rs.Keys, rs.Values = append(rs.Keys, first), append(rs.Values, status)
+		}, `=resource_statuses: duplicate property "File[/x]"`},
 		{"event error after a good status", set([]any{"resource_statuses", "Exec[z]"}, "events", parse(`[{"status":"noop"}]`)), `resource_statuses["Exec[z]"].events[0].audited: missing required property`},
 		{"error inside a dropped status", set([]any{"resource_statuses", "Notify[y]"}, "skipped", "no"), `resource_statuses["Notify[y]"].skipped: must be a boolean`},
 	}

@@ -3,11 +3,14 @@ package puppetreport
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/big"
+	"math/bits"
 	"regexp"
 	"slices"
 	"strconv"
@@ -70,7 +73,11 @@ const MaxYAMLNodes = 600000
 const yamlBytesPerNode = 250
 
 // YAMLParseCost estimates, in one pass without parsing, the memory that
-// parsing data will take, so that callers can budget it first.
+// parsing data will take, so that callers can budget it first: what the
+// YAML library's path takes. A Psych dump takes the fast path instead, a
+// sixth to a tenth of that; a document the fast path gives up on late
+// then takes the library's path, whose peak that does not raise: what the
+// fast path built is garbage by then.
 func YAMLParseCost(data []byte) int64 {
 	return int64(yamlNodeBound(data, MaxYAMLNodes+1)) * yamlBytesPerNode
 }
@@ -151,14 +158,57 @@ func ParseYAML(data []byte) (any, error) {
 // (MaxYAMLNodes, or maxBytes/8 when that is smaller), which bounds the
 // memory a parse takes whatever its shape. Exceeding either limit is a
 // *YAMLError with TooLarge set (errors.Is ErrYAMLTooLarge).
+//
+// A document as Psych writes it is read by a fast path straight from its
+// bytes (yamlfast.go); anything else, or anything the fast path finds
+// wrong, by the YAML library, which decides what is wrong with it. Both
+// give the same tree.
 func ParseYAMLLimit(data []byte, maxBytes int64) (any, error) {
+	return parseYAMLNodes(data, maxBytes, func(limit int) int { return yamlNodeBound(data, limit) })
+}
+
+// YAMLReport is a YAML report on its way from YAMLParseCost to
+// ParseYAMLLimit, its nodes counted once for both: ParseCost is
+// YAMLParseCost(data), Parse(maxBytes) ParseYAMLLimit(data, maxBytes).
+type YAMLReport struct {
+	data  []byte
+	nodes int // yamlNodeBound(data, MaxYAMLNodes+1)
+}
+
+// NewYAMLReport counts the nodes of data for ParseCost and Parse.
+func NewYAMLReport(data []byte) YAMLReport {
+	return YAMLReport{data: data, nodes: yamlNodeBound(data, MaxYAMLNodes+1)}
+}
+
+// ParseCost is YAMLParseCost of the report.
+func (y YAMLReport) ParseCost() int64 { return int64(y.nodes) * yamlBytesPerNode }
+
+// Parse is ParseYAMLLimit of the report.
+func (y YAMLReport) Parse(maxBytes int64) (any, error) {
+	// the count up to MaxYAMLNodes+1 exceeds a limit up to MaxYAMLNodes
+	// exactly when the count up to limit+1 does
+	return parseYAMLNodes(y.data, maxBytes, func(int) int { return y.nodes })
+}
+
+// parseYAMLNodes is ParseYAMLLimit, nodes(limit) being yamlNodeBound(data,
+// limit) or any count that exceeds limit exactly when it does.
+func parseYAMLNodes(data []byte, maxBytes int64, nodes func(limit int) int) (any, error) {
 	if int64(len(data)) > maxBytes {
 		return nil, &YAMLError{TooLarge: true, Msg: fmt.Sprintf("the YAML report is %d bytes; the limit is %d bytes", len(data), maxBytes)}
 	}
-	if limit := yamlNodeLimit(maxBytes); yamlNodeBound(data, limit) > limit {
+	if limit := yamlNodeLimit(maxBytes); nodes(limit) > limit {
 		return nil, &YAMLError{TooLarge: true, Msg: fmt.Sprintf("the YAML report has more than %d nodes (keys, values, list items), "+
 			"the limit for a body limit of %d bytes (a real report has about one every 20 bytes)", limit, maxBytes)}
 	}
+	if doc, ok := parseYAMLFast(data); ok {
+		return doc, nil
+	}
+	return parseYAMLGeneral(data, maxBytes)
+}
+
+// parseYAMLGeneral is ParseYAMLLimit's general path, after the size
+// checks: the YAML library's node tree, converted by yamlConv.
+func parseYAMLGeneral(data []byte, maxBytes int64) (any, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -198,30 +248,61 @@ func yamlNodeLimit(maxBytes int64) int {
 // past stop.
 func yamlNodeBound(data []byte, stop int) int {
 	n := 1
-	for i, b := range data {
-		next := byte('\n')
-		if i+1 < len(data) {
-			next = data[i+1]
-		}
-		switch b {
-		case '[', '{', ',':
-		case '-', '?':
-			if !yamlSpaceOrBreak(next) {
-				continue
+	i := 0
+	// eight bytes at a time: the indicators among them, then each
+	for ; i+8 <= len(data); i += 8 {
+		w := binary.LittleEndian.Uint64(data[i:])
+		// candidates: [ and { (0x5b, 0x7b: equal with bit 5 set), , and -
+		// (0x2c, 0x2d: equal with bit 0 clear), ? and : (0x3f, 0x3a: equal
+		// with bits 0 and 2 clear, as ; and > are, which
+		// yamlIndicatorAt then refuses)
+		const b5, b0, b02 = 0x2020202020202020, 0x0101010101010101, 0x0505050505050505
+		m := bytesEqual(w|b5, '{') | bytesEqual(w&^b0, ',') | bytesEqual(w&^b02, ':')
+		for m != 0 {
+			j := i + bits.TrailingZeros64(m)/8
+			m &= m - 1
+			if yamlIndicatorAt(data, j) {
+				if n++; n > stop {
+					return n
+				}
 			}
-		case ':':
-			if !yamlSpaceOrBreak(next) && next != ',' && next != '[' && next != ']' && next != '{' && next != '}' &&
-				(i == 0 || (data[i-1] != '"' && data[i-1] != '\'')) {
-				continue
-			}
-		default:
-			continue
 		}
-		if n++; n > stop {
-			break
+	}
+	for ; i < len(data); i++ {
+		if yamlIndicatorAt(data, i) {
+			if n++; n > stop {
+				return n
+			}
 		}
 	}
 	return n
+}
+
+// bytesEqual has the high bit of each byte of w that equals c set, and
+// no other bit.
+func bytesEqual(w uint64, c byte) uint64 {
+	const lo7 = 0x7f7f7f7f7f7f7f7f
+	x := w ^ (0x0101010101010101 * uint64(c))
+	return ^((x & lo7) + lo7 | x | lo7)
+}
+
+// yamlIndicatorAt reports whether data[i] is an indicator yamlNodeBound
+// counts.
+func yamlIndicatorAt(data []byte, i int) bool {
+	next := byte('\n')
+	if i+1 < len(data) {
+		next = data[i+1]
+	}
+	switch data[i] {
+	case '[', '{', ',':
+		return true
+	case '-', '?':
+		return yamlSpaceOrBreak(next)
+	case ':':
+		return yamlSpaceOrBreak(next) || next == ',' || next == '[' || next == ']' || next == '{' || next == '}' ||
+			(i > 0 && (data[i-1] == '"' || data[i-1] == '\''))
+	}
+	return false
 }
 
 // yamlSpaceOrBreak: a space, tab or line break, a non-ASCII byte (libyaml
@@ -274,6 +355,9 @@ type yamlClass struct {
 	// nested maps a key to the class of its elements (a sequence of them,
 	// or a mapping to them).
 	nested map[string]*yamlClass
+	// nestedKeys and nestedClasses are nested, for nestedOf.
+	nestedKeys    []string
+	nestedClasses []*yamlClass
 }
 
 type fillMap map[string]any
@@ -490,7 +574,7 @@ func (c *yamlConv) object(n *yaml.Node, path *yamlPath, depth int, k *yamlClass,
 		if err != nil {
 			return err
 		}
-		if isTagged && (slices.Contains(k.drop, key) || (v == nil && slices.Contains(k.omitNil, key))) {
+		if isTagged && k.omits(key, v) {
 			return nil
 		}
 		out.Keys = append(out.Keys, key)
@@ -501,20 +585,33 @@ func (c *yamlConv) object(n *yaml.Node, path *yamlPath, depth int, k *yamlClass,
 		return nil, err
 	}
 	if isTagged {
-		for _, key := range k.keys {
-			v, ok := k.fill[key]
-			if !ok || seen.has(key) {
-				continue
-			}
-			if v == emptyArray {
-				v = []any{}
-			}
-			out.Keys = append(out.Keys, key)
-			out.Values = append(out.Values, v)
-		}
-		reorder(out, k.keys)
+		k.complete(out, seen.has)
 	}
 	return out, nil
+}
+
+// omits reports whether a tagged object of class k leaves out member key
+// of value v: to_data_hash does not write it.
+func (k *yamlClass) omits(key string, v any) bool {
+	return slices.Contains(k.drop, key) || (v == nil && slices.Contains(k.omitNil, key))
+}
+
+// complete adds to out, a tagged object of class k with the keys seen,
+// what to_data_hash writes for the members it lacks, and puts its members
+// in to_data_hash order.
+func (k *yamlClass) complete(out *jsonv.Object, seen func(string) bool) {
+	for _, key := range k.keys {
+		v, ok := k.fill[key]
+		if !ok || seen(key) {
+			continue
+		}
+		if v == emptyArray {
+			v = []any{}
+		}
+		out.Keys = append(out.Keys, key)
+		out.Values = append(out.Values, v)
+	}
+	reorder(out, k.keys)
 }
 
 // members calls f for each member of mapping n in document order, with its
@@ -544,7 +641,21 @@ func (k *yamlClass) nestedOf(key string) *yamlClass {
 	if k == nil {
 		return nil
 	}
-	return k.nested[key]
+	for i, n := range k.nestedKeys {
+		if n == key {
+			return k.nestedClasses[i]
+		}
+	}
+	return nil
+}
+
+func init() {
+	// nested as two short slices, quicker to search than the map
+	for _, k := range yamlClasses {
+		for _, key := range slices.Sorted(maps.Keys(k.nested)) {
+			k.nestedKeys, k.nestedClasses = append(k.nestedKeys, key), append(k.nestedClasses, k.nested[key])
+		}
+	}
 }
 
 // yamlKeys is the set of a mapping's keys: a slice while small.
@@ -907,12 +1018,29 @@ func rubyPlainScalar(s string) (any, error) {
 	if isDecimal(s) { // fast path: the INTEGER branch of a plain decimal
 		return jsonv.Number(s), nil
 	}
+	if isSimpleFloat(s) { // fast path: the FLOAT branch, nothing to remove
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return nil, fmt.Errorf("invalid float %s", s)
+		}
+		return rubyFloat(s, f)
+	}
 	if stringish(s) {
 		if utf8.RuneCountInString(s) > 5 {
 			return s, nil
 		}
 		switch {
 		case !strings.ContainsAny(s[:1], "ytonfYTONF~"):
+			return s, nil
+		case isASCII(s): // the regexps below, without them
+			switch {
+			case s == "~" || strings.EqualFold(s, "null"):
+				return nil, nil
+			case strings.EqualFold(s, "yes") || strings.EqualFold(s, "true") || strings.EqualFold(s, "on"):
+				return true, nil
+			case strings.EqualFold(s, "no") || strings.EqualFold(s, "false") || strings.EqualFold(s, "off"):
+				return false, nil
+			}
 			return s, nil
 		case s == "~" || rbNull.MatchString(s):
 			return nil, nil
@@ -962,11 +1090,7 @@ func rubyPlainScalar(s string) (any, error) {
 		if s == "." || s == "-." || s == "+." {
 			return s, nil
 		}
-		f, err := strconv.ParseFloat(rbFloatSep.ReplaceAllString(s, "$1"), 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return nil, fmt.Errorf("invalid float %s", s)
-		}
-		return rubyFloat(s, f)
+		return rubyFloatLiteral(s)
 	case rbInteger.MatchString(s):
 		t := strings.NewReplacer(",", "", "_", "").Replace(s)
 		neg := false
@@ -992,6 +1116,60 @@ func rubyPlainScalar(s string) (any, error) {
 		return jsonv.Number(n.String()), nil
 	}
 	return s, nil
+}
+
+// rubyFloatLiteral is the FLOAT branch of rubyPlainScalar for s, which
+// matches rbFloat.
+func rubyFloatLiteral(s string) (any, error) {
+	f, err := strconv.ParseFloat(rbFloatSep.ReplaceAllString(s, "$1"), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return nil, fmt.Errorf("invalid float %s", s)
+	}
+	return rubyFloat(s, f)
+}
+
+// isSimpleFloat reports whether s is [-+]?[0-9]+\.[0-9]+([eE][-+][0-9]+)?
+// (0.000412, 4.3061e-05): no earlier branch of rubyPlainScalar takes it,
+// rbFloat does, and rbFloatSep finds nothing to remove.
+func isSimpleFloat(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	digits := func() bool {
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	if !digits() || i == len(s) || s[i] != '.' {
+		return false
+	}
+	i++
+	if !digits() {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i == len(s) || (s[i] != '-' && s[i] != '+') {
+			return false
+		}
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // isDecimal reports whether s is 0 or [1-9][0-9]*, which Psych types as

@@ -3,6 +3,7 @@ package puppetreport
 import (
 	"bytes"
 	"math"
+	"math/rand"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -43,4 +44,33 @@ func FuzzYAMLNodeBound(f *testing.F) {
 			t.Fatalf("%q: %d nodes, bound %d", data, nodes, bound)
 		}
 	})
+}
+
+// TestYAMLNodeBoundWords: the word-at-a-time count is the byte-at-a-time
+// one, whatever the indicators' positions in a word and at the ends.
+func TestYAMLNodeBoundWords(t *testing.T) {
+	ref := func(data []byte, stop int) int {
+		n := 1
+		for i := range data {
+			if yamlIndicatorAt(data, i) {
+				if n++; n > stop {
+					break
+				}
+			}
+		}
+		return n
+	}
+	rng := rand.New(rand.NewSource(1))
+	alphabet := []byte("[{,-?:]}\"' \n\tx\xc2\x85")
+	for range 20000 {
+		data := make([]byte, rng.Intn(40))
+		for i := range data {
+			data[i] = alphabet[rng.Intn(len(alphabet))]
+		}
+		for _, stop := range []int{math.MaxInt, 3} {
+			if got, want := yamlNodeBound(data, stop), ref(data, stop); got != want {
+				t.Fatalf("%q (stop %d): %d, want %d", data, stop, got, want)
+			}
+		}
+	}
 }

@@ -195,6 +195,9 @@ func TestParseYAMLMemory(t *testing.T) {
 		{"flow mapping under the limit", flowMap(2*puppetreport.MaxYAMLNodes - 1000), false, 400 * mb},
 		{"nested 500 deep under the limit", deepNesting(2*puppetreport.MaxYAMLNodes-2000, 500), false, 400 * mb},
 		{"a real report of 8 MB", realScaled(t, 8*mb), false, 300 * mb},
+		// the fast path reads all of it, gives up at the anchor, and the
+		// YAML library's path reads it again
+		{"a real report of 8 MB, an anchor at its end", append(realScaled(t, 8*mb), "zz: &a 1\n"...), false, 300 * mb},
 	} {
 		var err error
 		peak, total := memUse(func() { _, err = puppetreport.ParseYAML(c.data) })
