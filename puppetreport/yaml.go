@@ -358,6 +358,7 @@ type yamlClass struct {
 	// nestedKeys and nestedClasses are nested, for nestedOf.
 	nestedKeys    []string
 	nestedClasses []*yamlClass
+	tagName       string // "!ruby/object:" + name
 }
 
 type fillMap map[string]any
@@ -375,7 +376,7 @@ func nilFill(keys ...string) fillMap {
 
 func (m fillMap) with(k string, v any) fillMap { m[k] = v; return m }
 
-func (k *yamlClass) tag() string { return "!ruby/object:" + k.name }
+func (k *yamlClass) tag() string { return k.tagName }
 
 var (
 	yamlEvent = &yamlClass{
@@ -652,6 +653,7 @@ func (k *yamlClass) nestedOf(key string) *yamlClass {
 func init() {
 	// nested as two short slices, quicker to search than the map
 	for _, k := range yamlClasses {
+		k.tagName = "!ruby/object:" + k.name
 		for _, key := range slices.Sorted(maps.Keys(k.nested)) {
 			k.nestedKeys, k.nestedClasses = append(k.nestedKeys, key), append(k.nestedClasses, k.nested[key])
 		}

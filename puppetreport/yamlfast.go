@@ -141,7 +141,8 @@ var fastTags = func() map[string]string {
 		m[t] = t
 	}
 	for _, k := range yamlClasses {
-		m[k.tag()] = k.tag()
+		t := "!ruby/object:" + k.name // k.tag() is set by init, after this
+		m[t] = t
 	}
 	return m
 }()
