@@ -36,6 +36,8 @@
 #                    1-minute load average to fall below this (the results
 #                    note it either way)
 #   REPORTDB=PATH    reportdb's binary (default: built from this checkout)
+#   BASELINE=PATH    another reportdb binary, measured as reportdb-base in
+#                    each round too (an earlier build, for a before/after)
 #   PUPPET_SUMMARY=PATH  puppet-summary's binary; default:
 #                    `go install github.com/skx/puppet-summary@latest` into
 #                    $WORK/http-processor/bin, else built from a checkout in
@@ -233,8 +235,10 @@ start_server() { # NAME: starts it fresh, sets server_pid and url
   local run=$HP/run/$1
   rm -rf "$run"; mkdir -p "$run"
   case $1 in
-    reportdb)
-      "$bin" serve --listen "127.0.0.1:$PORT" --data-dir "$run/data" --report-ttl 0 --node-ttl 0 >"$run/server.log" 2>&1 &
+    reportdb|reportdb-base)
+      local b=$bin
+      [[ $1 == reportdb-base ]] && b=$BASELINE
+      "$b" serve --listen "127.0.0.1:$PORT" --data-dir "$run/data" --report-ttl 0 --node-ttl 0 >"$run/server.log" 2>&1 &
       server_pid=$!
       wait_http "http://127.0.0.1:$PORT/pdb/meta/v1/version"
       url=http://127.0.0.1:$PORT/reports/upload ;;
@@ -248,7 +252,7 @@ start_server() { # NAME: starts it fresh, sets server_pid and url
 
 stored() { # NAME: the reports the server holds
   case $1 in
-    reportdb) curl -fsS -G "http://127.0.0.1:$PORT/pdb/query/v4/reports" \
+    reportdb*) curl -fsS -G "http://127.0.0.1:$PORT/pdb/query/v4/reports" \
       --data-urlencode 'query=["extract",[["function","count"]]]' | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["count"])' ;;
     puppet-summary) find "$HP/run/puppet-summary/reports" -type f | wc -l ;;
   esac
@@ -283,7 +287,8 @@ if [[ "$CHECK" == 1 ]]; then
 fi
 
 for r in $(seq "$ROUNDS"); do
-  if (( r % 2 )); then order="reportdb puppet-summary"; else order="puppet-summary reportdb"; fi
+  order="reportdb puppet-summary${BASELINE:+ reportdb-base}"
+  (( r % 2 )) || order=$(echo "$order" | tr ' ' '\n' | tac | tr '\n' ' ')
   for s in $order; do measure "$r" "$s"; done
 done
 
@@ -292,6 +297,7 @@ done
   echo "reports: $N Puppet $(cat "$reports/.puppet-version") to_yaml dumps (from_data_hash of fleet.py --format puppet --nodes $N --runs 1), $sizes"
   echo "load:    each report POSTed once, $CONNS keep-alive connections, Content-Type application/x-yaml (as the http processor)"
   echo "servers: reportdb serve, fresh embedded store, --report-ttl 0 --node-ttl 0 -> POST /reports/upload"
+  [[ -n "${BASELINE:-}" ]] && echo "         reportdb-base: the same with $BASELINE ($("$BASELINE" version 2>/dev/null | head -1))"
   echo "         puppet-summary serve ($ps_version), fresh SQLite file and report directory -> POST /upload"
   echo "check:   $check_line"
   echo "CPU is the server process's utime + stime over the run, per report; peak RSS its VmHWM; stored what it holds after"
