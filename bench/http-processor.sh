@@ -274,8 +274,8 @@ measure() { # ROUND NAME
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
   read -r ok failed secs p50 p99 <<<"$out"
   rows+=("$(awk -v r="$1" -v s="$2" -v ok="$ok" -v f="$failed" -v secs="$secs" -v ticks=$((t1 - t0)) -v tck="$tck" \
-    -v hwm="$hwm" -v n="$n" -v p50="$p50" -v p99="$p99" -v load="$load" 'BEGIN {
-      printf "%-5s %-15s %9.1f %13.2f %11.1f %8d %7d %9.1f %9.1f %8s", r, s, ok / secs, ticks * 1000 / tck / ok, hwm / 1024, n, f, p50, p99, load }')")
+    -v hwm="$hwm" -v n="$n" -v p50="$p50" -v p99="$p99" -v la="$load" 'BEGIN {
+      printf "%-5s %-15s %9.1f %13.2f %11.1f %8d %7d %9.1f %9.1f %8s", r, s, ok / secs, ticks * 1000 / tck / ok, hwm / 1024, n, f, p50, p99, la }')")
   log "${rows[-1]}"
 }
 
