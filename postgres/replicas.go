@@ -187,7 +187,20 @@ func (rs *replicaSet) close() {
 	}
 }
 
-const walPosition = `(pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint`
+// walPosition is the primary's WAL position; replayPosition a server's,
+// as far as it has replayed it (a standby) or written it (a primary).
+const (
+	walPosition    = `(pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint`
+	replayPosition = `COALESCE((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, ` + walPosition + `)`
+)
+
+// positionOn reads a WAL position (walPosition or replayPosition) from
+// a server.
+func positionOn(ctx context.Context, pool *pgxpool.Pool, position string) (uint64, error) {
+	var lsn int64
+	err := pool.QueryRow(ctx, "SELECT "+position).Scan(&lsn)
+	return uint64(lsn), err
+}
 
 // checkReplicas samples the primary's WAL position, then reads each
 // replica's replay position and moves it in or out of rotation.
@@ -196,12 +209,11 @@ func (db *DB) checkReplicas(ctx context.Context) {
 	now := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, rs.every+time.Second)
 	defer cancel()
-	var lsn int64
-	if err := db.pool.QueryRow(cctx, "SELECT "+walPosition).Scan(&lsn); err == nil {
+	if lsn, err := positionOn(cctx, db.pool, walPosition); err == nil {
 		db.primary.up.Store(true)
 		rs.mu.Lock()
-		if n := len(rs.samples); n == 0 || uint64(lsn) > rs.samples[n-1].lsn {
-			rs.samples = append(rs.samples, walSample{now, uint64(lsn)})
+		if n := len(rs.samples); n == 0 || lsn > rs.samples[n-1].lsn {
+			rs.samples = append(rs.samples, walSample{now, lsn})
 		}
 		// keep what decides a lag up to twice the maximum; a replica
 		// behind every sample kept is at least that far behind
@@ -221,8 +233,7 @@ func (db *DB) checkReplicas(ctx context.Context) {
 	for _, s := range rs.list {
 		var standby bool
 		var replayed int64
-		err := s.pool.QueryRow(cctx, `SELECT pg_is_in_recovery(),
-		  COALESCE((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, `+walPosition+`)`).Scan(&standby, &replayed)
+		err := s.pool.QueryRow(cctx, "SELECT pg_is_in_recovery(), "+replayPosition).Scan(&standby, &replayed)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -285,11 +296,10 @@ func (db *DB) reader(ctx context.Context) *dbServer {
 	var fence uint64
 	if c == store.ReadYourWrites {
 		// everything committed before now, by any instance
-		var lsn int64
-		if err := db.pool.QueryRow(ctx, "SELECT "+walPosition).Scan(&lsn); err != nil {
+		var err error
+		if fence, err = positionOn(ctx, db.pool, walPosition); err != nil {
 			return &db.primary
 		}
-		fence = uint64(lsn)
 	}
 	start := rs.next.Add(1)
 	n := uint64(len(rs.list))
@@ -299,9 +309,8 @@ func (db *DB) reader(ctx context.Context) *dbServer {
 			continue
 		}
 		if c == store.ReadYourWrites && s.replayed.Load() < fence {
-			var replayed int64
-			err := s.pool.QueryRow(ctx, `SELECT COALESCE((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, `+walPosition+`)`).Scan(&replayed)
-			if err != nil || uint64(replayed) < fence {
+			replayed, err := positionOn(ctx, s.pool, replayPosition)
+			if err != nil || replayed < fence {
 				continue
 			}
 		}
@@ -319,7 +328,7 @@ func retryElsewhere(s *dbServer, err error) bool {
 
 func retryable(err error) bool {
 	_, ok := transientReason(err)
-	return err != nil && ok
+	return ok
 }
 
 // DatabaseServers implements store.DatabaseServers.
