@@ -138,7 +138,6 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	cfg.ConnConfig.Tracer = stepTracer{}
 	db := &DB{partitions: map[int64]bool{}, rollupVacuumEvery: opt.RollupVacuumInterval,
 		rollupVacuumed: map[string]time.Time{}, now: opt.Now}
-	db.primary.up.Store(true)
 	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
 		db.connectedTo(serverName(c))
 		return nil

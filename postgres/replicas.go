@@ -331,13 +331,20 @@ func retryable(err error) bool {
 	return ok
 }
 
-// DatabaseServers implements store.DatabaseServers.
+// DatabaseServers implements store.DatabaseServers. With replicas, each
+// server's state is the one their check found; without, nothing checks
+// the primary in the background, so it is pinged now.
 func (db *DB) DatabaseServers() []store.DatabaseServer {
+	rs := db.replicas
+	if rs == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		db.primary.up.Store(db.pool.Ping(ctx) == nil)
+		return []store.DatabaseServer{db.primary.state()}
+	}
 	out := []store.DatabaseServer{db.primary.state()}
-	if rs := db.replicas; rs != nil {
-		for _, s := range rs.list {
-			out = append(out, s.state())
-		}
+	for _, s := range rs.list {
+		out = append(out, s.state())
 	}
 	return out
 }

@@ -162,3 +162,23 @@ func TestReplicaConsistency(t *testing.T) {
 	}
 	standby.Exec(t, "SELECT pg_wal_replay_resume()")
 }
+
+// TestPrimaryUpWithoutReplicas: without replicas nothing checks the
+// primary in the background; its state says whether it answers now.
+func TestPrimaryUpWithoutReplicas(t *testing.T) {
+	c := pgtest.NewCluster(t)
+	db, err := postgres.Open(context.Background(), c.URL(), postgres.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if s := db.DatabaseServers(); len(s) != 1 || s[0].Role != "primary" || !s[0].Up || s[0].Server != c.HostPort() {
+		t.Fatalf("running primary: %+v", s)
+	}
+	c.Stop(t)
+	if s := db.DatabaseServers(); len(s) != 1 || s[0].Up {
+		t.Fatalf("stopped primary: %+v", s)
+	}
+	c.Start(t)
+	waitFor(t, "the primary up again", func() bool { return db.DatabaseServers()[0].Up })
+}
