@@ -58,8 +58,8 @@ func (s *Server) databasesStatus() *jsonv.Object {
 	for _, d := range list {
 		o := obj("server", d.Server, "role", d.Role, "up?", d.Up)
 		if d.Role == "replica" {
-			o = obj("server", d.Server, "role", d.Role, "up?", d.Up, "in_rotation?", d.InRotation,
-				"lag_seconds", jsonv.Number(strconv.FormatFloat(d.Lag.Seconds(), 'f', 3, 64)))
+			o.Keys = append(o.Keys, "in_rotation?", "lag_seconds")
+			o.Values = append(o.Values, d.InRotation, jsonv.Number(strconv.FormatFloat(d.Lag.Seconds(), 'f', 3, 64)))
 		} else if !d.Up {
 			state = "error"
 		}
@@ -98,7 +98,7 @@ func (s *Server) handleStatusService(w http.ResponseWriter, r *http.Request) {
 	case databasesService:
 		st := s.databasesStatus()
 		if st == nil {
-			writeCompact(w, http.StatusNotFound, obj("kind", "service-not-found", "msg", "No status information found for service "+name))
+			serviceNotFound(w, name) // the embedded store
 			return
 		}
 		st.Keys = append(st.Keys, "service_name")
@@ -108,8 +108,12 @@ func (s *Server) handleStatusService(w http.ResponseWriter, r *http.Request) {
 		writeCompact(w, http.StatusOK, obj("service_version", "1.1.1", "service_status_version", jsonv.Number("1"),
 			"detail_level", "info", "state", "running", "status", obj(), "active_alerts", []any{}, "service_name", name))
 	default:
-		writeCompact(w, http.StatusNotFound, obj("kind", "service-not-found", "msg", "No status information found for service "+name))
+		serviceNotFound(w, name)
 	}
+}
+
+func serviceNotFound(w http.ResponseWriter, name string) {
+	writeCompact(w, http.StatusNotFound, obj("kind", "service-not-found", "msg", "No status information found for service "+name))
 }
 
 func writeCompact(w http.ResponseWriter, status int, v any) {
