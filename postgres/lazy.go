@@ -81,6 +81,12 @@ func OpenLazily(ctx context.Context, databaseURL string, opts LazyOptions) (*Laz
 	if l.describe == nil {
 		l.describe = func(err error) error { return err }
 	}
+	for _, u := range l.opts.ReadURLs {
+		// as a malformed database URL: waiting does not fix it
+		if _, err := parseConfig(u); err != nil {
+			return nil, fmt.Errorf("read database URL: %w", err)
+		}
+	}
 	db, err := Open(ctx, databaseURL, l.opts)
 	if err == nil {
 		l.db.Store(db)

@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"reportdb/engine"
 	"reportdb/httpapi"
-	"reportdb/internal/config"
 	"reportdb/postgres"
 	"reportdb/sqlite"
 )
@@ -44,11 +41,8 @@ func openServeBackend(ctx context.Context, cfg *serveConfig, log *slog.Logger) (
 			return nil, "", err
 		}
 		for _, u := range cfg.ReadDatabases {
-			if err := checkDatabaseURL(u); err != nil {
-				return nil, "", fmt.Errorf("read-database: %w", err)
-			}
-			if _, err := pgxpool.ParseConfig(u); err != nil {
-				return nil, "", fmt.Errorf("read-database %s: %w", config.MaskDatabase(u), err)
+			if err := checkReadDatabaseURL(u); err != nil {
+				return nil, "", err
 			}
 		}
 		db, err := postgres.OpenLazily(ctx, cfg.Database, postgres.LazyOptions{

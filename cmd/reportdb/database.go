@@ -19,6 +19,16 @@ const embeddedHint = "leave --database empty (REPORTDB_DATABASE unset) to use th
 // string and answer that it "cannot parse" a copy of it with more than
 // the password masked.
 func checkDatabaseURL(s string) error {
+	return checkPostgresURL("database", s, "reportdb stores reports in PostgreSQL", embeddedHint)
+}
+
+// checkReadDatabaseURL is checkDatabaseURL for a --read-database.
+func checkReadDatabaseURL(s string) error {
+	return checkPostgresURL("read-database", s, "a read database is a PostgreSQL hot standby of --database",
+		"remove it to read from --database only")
+}
+
+func checkPostgresURL(flag, s, why, hint string) error {
 	i := strings.Index(s, "://")
 	if i < 0 {
 		return nil // a keyword/value connection string (host=... user=...)
@@ -27,8 +37,8 @@ func checkDatabaseURL(s string) error {
 	if scheme == "postgres" || scheme == "postgresql" {
 		return nil
 	}
-	return fmt.Errorf("--database %s: reportdb stores reports in PostgreSQL, not %q: give a postgres://USER:PASSWORD@HOST:PORT/DBNAME URL (or a host=... user=... dbname=... connection string), or %s",
-		config.MaskDatabase(s), scheme, embeddedHint)
+	return fmt.Errorf("--%s %s: %s, not %q: give a postgres://USER:PASSWORD@HOST:PORT/DBNAME URL (or a host=... user=... dbname=... connection string), or %s",
+		flag, config.MaskDatabase(s), why, scheme, hint)
 }
 
 // permanentDatabaseError reports whether PostgreSQL refused reportdb for

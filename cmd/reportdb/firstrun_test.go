@@ -245,6 +245,29 @@ func TestDatabaseMisconfigured(t *testing.T) {
 			t.Errorf("%s: message shows the password: %s", cmd[0], msg)
 		}
 	}
+
+	// a read database that is not PostgreSQL, or not a URL pgx can parse:
+	// named as such, the password masked, refused at once
+	for bad, want := range map[string][]string{
+		mysql: {"--read-database mysql://reportdb:xxxxx@localhost/reports", "PostgreSQL hot standby", "postgres://"},
+		"postgres://reportdb:s3cret@standby:notaport/reports": {"read database URL", "postgres://reportdb:xxxxx@standby:notaport/reports", "invalid port"},
+	} {
+		var out, errb bytes.Buffer
+		code := run([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
+			"--database", "postgres://reportdb@127.0.0.1:1/reports", "--read-database", bad}, &out, &errb)
+		msg := errb.String()
+		if code != 1 {
+			t.Errorf("read-database %s: exit %d, want 1\n%s", bad, code, msg)
+		}
+		for _, w := range want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("read-database %s: message lacks %q: %s", bad, w, msg)
+			}
+		}
+		if strings.Contains(msg, "s3cret") {
+			t.Errorf("read-database %s: message shows the password: %s", bad, msg)
+		}
+	}
 }
 
 // TestPermanentDatabaseErrors: what waiting cannot fix, and what it can.
