@@ -1,11 +1,8 @@
 package puppetreport_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,20 +22,7 @@ func samplesDirOf(t testing.TB) string {
 // readJSON reads and parses a JSON file, gunzipping *.gz.
 func readJSON(t testing.TB, path string) any {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if data, err = io.ReadAll(zr); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-	}
-	v, err := jsonv.Parse(data)
+	v, err := jsonv.Parse(readMaybeGzip(t, path))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -1,10 +1,6 @@
 package puppetreport_test
 
 import (
-	"bytes"
-	"compress/gzip"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,22 +14,6 @@ import (
 // regenerate them with `ruby puppetreport/testdata/puppet723/gen.rb`.
 const puppet723Dir = "testdata/puppet723"
 
-func gunzipFile(t testing.TB, path string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if data, err = io.ReadAll(zr); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return data
-}
-
 // TestPuppet723Reports: every report Puppet 7.23 writes (to_data_hash JSON
 // and to_yaml) of every format is accepted, and its JSON and YAML forms
 // convert to the same wire document.
@@ -46,7 +26,7 @@ func TestPuppet723Reports(t *testing.T) {
 	format10ServerUsed := 0
 	for _, path := range paths {
 		name := strings.TrimSuffix(filepath.Base(path), ".json.gz")
-		doc, err := jsonv.Parse(gunzipFile(t, path))
+		doc, err := jsonv.Parse(readMaybeGzip(t, path))
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -60,7 +40,7 @@ func TestPuppet723Reports(t *testing.T) {
 		if _, ok := doc.(*jsonv.Object).Get("server_used"); ok && rf == "10" {
 			format10ServerUsed++
 		}
-		ydoc, err := puppetreport.ParseYAML(gunzipFile(t, filepath.Join(puppet723Dir, name+".yaml.gz")))
+		ydoc, err := puppetreport.ParseYAML(readMaybeGzip(t, filepath.Join(puppet723Dir, name+".yaml.gz")))
 		if err != nil {
 			t.Errorf("%s (YAML): refused: %v", name, err)
 			continue

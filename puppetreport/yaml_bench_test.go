@@ -14,7 +14,7 @@ const benchYAML = "fleet-12-8.10.0-unchanged.yaml.gz"
 // BenchmarkParseYAML: ParseYAML of a 150 KB report written by Puppet
 // 7.23 (go test ./puppetreport -run '^$' -bench ParseYAML -benchmem).
 func BenchmarkParseYAML(b *testing.B) {
-	data := gunzipFile(b, filepath.Join(puppet723Dir, benchYAML))
+	data := readMaybeGzip(b, filepath.Join(puppet723Dir, benchYAML))
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -27,7 +27,7 @@ func BenchmarkParseYAML(b *testing.B) {
 // BenchmarkParseYAMLGeneral: the same report through the YAML library's
 // path, which ParseYAML takes for what the fast path does not read.
 func BenchmarkParseYAMLGeneral(b *testing.B) {
-	data := gunzipFile(b, filepath.Join(puppet723Dir, benchYAML))
+	data := readMaybeGzip(b, filepath.Join(puppet723Dir, benchYAML))
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -40,7 +40,7 @@ func BenchmarkParseYAMLGeneral(b *testing.B) {
 // BenchmarkConvertYAML: ParseYAML and Convert, what a report POSTed by
 // the http report processor costs before it is stored.
 func BenchmarkConvertYAML(b *testing.B) {
-	data := gunzipFile(b, filepath.Join(puppet723Dir, benchYAML))
+	data := readMaybeGzip(b, filepath.Join(puppet723Dir, benchYAML))
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {

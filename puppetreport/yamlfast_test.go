@@ -543,7 +543,7 @@ func FuzzYAMLFastPath(f *testing.F) {
 	for _, s := range fastYAMLSeeds {
 		f.Add([]byte(s))
 	}
-	f.Add(gunzipFile(f, filepath.Join(puppet723Dir, "corpus-qa-db01.example.org--02.yaml.gz")))
+	f.Add(readMaybeGzip(f, filepath.Join(puppet723Dir, "corpus-qa-db01.example.org--02.yaml.gz")))
 	limit := puppetreport.MaxYAMLNodes
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if puppetreport.YAMLNodeBound(data, limit+1) > limit {
@@ -597,7 +597,7 @@ func TestFastYAMLText(t *testing.T) {
 // and ParseYAMLLimit, at and around every limit.
 func TestYAMLReport(t *testing.T) {
 	docs := [][]byte{[]byte(fastYAMLSeeds[3]), []byte("- 1\n- 2\n"), tinyItems(40000), tinyItems(4*puppetreport.MaxYAMLNodes + 100),
-		gunzipFile(t, filepath.Join(puppet723Dir, benchYAML))}
+		readMaybeGzip(t, filepath.Join(puppet723Dir, benchYAML))}
 	for i, data := range docs {
 		y := puppetreport.NewYAMLReport(data)
 		if got, want := y.ParseCost(), puppetreport.YAMLParseCost(data); got != want {
@@ -623,7 +623,7 @@ func TestYAMLFastPathMutations(t *testing.T) {
 	for _, s := range fastYAMLSeeds {
 		seeds = append(seeds, s)
 	}
-	small := gunzipFile(t, filepath.Join(puppet723Dir, "corpus-qa-db01.example.org--02.yaml.gz"))
+	small := readMaybeGzip(t, filepath.Join(puppet723Dir, "corpus-qa-db01.example.org--02.yaml.gz"))
 	ivars, err := os.ReadFile("../testdata/puppet7/apply/db01-run2.yaml")
 	if err != nil {
 		t.Fatal(err)
