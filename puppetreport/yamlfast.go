@@ -1006,32 +1006,28 @@ func (p *fastYAML) pop(m stackMark) *jsonv.Object {
 const slabLen = 512
 
 // allocKeys is a slice of n strings, of capacity n.
-func (p *fastYAML) allocKeys(n int) []string {
-	if n > slabLen/4 {
-		return make([]string, n)
-	}
-	if cap(p.keySlab)-len(p.keySlab) < n {
-		p.keySlab = make([]string, 0, slabLen)
-	}
-	i := len(p.keySlab)
-	p.keySlab = p.keySlab[:i+n]
-	return p.keySlab[i : i+n : i+n]
-}
+func (p *fastYAML) allocKeys(n int) []string { return fromSlab(&p.keySlab, n) }
 
 // allocVals is a slice of n values, of capacity n.
 func (p *fastYAML) allocVals(n int) []any {
 	if n == 0 {
 		return []any{} // not nil, as the general path's
 	}
+	return fromSlab(&p.valSlab, n)
+}
+
+// fromSlab cuts a slice of n elements, of capacity n, from *slab (a new
+// slab when it has no room; a slice of its own when n is large).
+func fromSlab[T any](slab *[]T, n int) []T {
 	if n > slabLen/4 {
-		return make([]any, n)
+		return make([]T, n)
 	}
-	if cap(p.valSlab)-len(p.valSlab) < n {
-		p.valSlab = make([]any, 0, slabLen)
+	if cap(*slab)-len(*slab) < n {
+		*slab = make([]T, 0, slabLen)
 	}
-	i := len(p.valSlab)
-	p.valSlab = p.valSlab[:i+n]
-	return p.valSlab[i : i+n : i+n]
+	i := len(*slab)
+	*slab = (*slab)[:i+n]
+	return (*slab)[i : i+n : i+n]
 }
 
 // truncate takes the values from start on off p.vals (what is beyond its
